@@ -1,0 +1,98 @@
+"""How the stage tests find the code they test, and how they report.
+
+* ``pytest`` tests your code in ``exercises/``; ``pytest --impl solutions``
+  (or ``KATA_IMPL=solutions``) tests the reference in ``solutions/``.
+* A test that takes the ``engine`` fixture gets the stage module, imported by
+  package name (``exercises.stage04_tanh``).  With ``--impl solutions`` it also
+  runs against every later stage module, since each carries the earlier ones.
+* Every test gets the marker of its stage: ``pytest -m stage4``.
+* A stub that is not written yet, or a module that does not import, fails
+  with one line that says what to do, instead of a traceback.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import pytest
+
+from expect import RuleBroken
+from kata.manifest import IMPLS, STAGES, stage_of_module
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--impl",
+        choices=IMPLS,
+        default=os.environ.get("KATA_IMPL") or "exercises",
+        help="which code the stage tests run against: exercises (yours, the default) "
+             "or solutions (the reference). Also settable as KATA_IMPL.",
+    )
+
+
+def pytest_configure(config):
+    impl = config.getoption("impl")
+    if impl not in IMPLS:  # KATA_IMPL is not checked by argparse
+        raise pytest.UsageError(f"KATA_IMPL={impl!r}: choose one of {', '.join(IMPLS)}")
+    for stage in STAGES:
+        config.addinivalue_line("markers", f"{stage.marker}: stage {stage.number}, {stage.title}")
+
+
+def pytest_report_header(config):
+    impl = config.getoption("impl")
+    whose = "your code" if impl == "exercises" else "the reference"
+    return f"kata: testing {whose} in {impl}/"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        stage = stage_of_module(item.module.__name__) if item.module else None
+        if stage:
+            item.add_marker(getattr(pytest.mark, stage.marker))
+
+
+def pytest_generate_tests(metafunc):
+    if "engine" not in metafunc.fixturenames:
+        return
+    own = stage_of_module(metafunc.module.__name__)
+    if own is None:
+        raise pytest.UsageError(f"{metafunc.module.__name__} uses `engine` but is no stage's test file")
+    impl = metafunc.config.getoption("impl")
+    carriers = [own] if impl == "exercises" else [s for s in STAGES if s.number >= own.number]
+    metafunc.parametrize(
+        "engine",
+        [f"{impl}.{s.module}" for s in carriers],
+        ids=[s.module for s in carriers],
+        indirect=True,
+    )
+
+
+class ModuleBroken(Exception):
+    """The stage module could not be imported."""
+
+
+@pytest.fixture
+def engine(request):
+    """The stage module under test, e.g. ``exercises.stage04_tanh``."""
+    name = request.param
+    try:
+        return importlib.import_module(name)
+    except Exception as error:  # a SyntaxError in the learner's file, a bad import, ...
+        sys.modules.pop(name, None)
+        path = name.replace(".", "/") + ".py"
+        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else ""
+        raise ModuleBroken(f"{path} does not import{where}: {type(error).__name__}: {error}") from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.excinfo is None or report.passed:
+        return report
+    error = call.excinfo.value
+    if isinstance(error, NotImplementedError) and str(error).startswith("stage "):
+        report.longrepr = f"not written yet: {error}"
+    elif isinstance(error, (ModuleBroken, RuleBroken)):
+        report.longrepr = str(error)
+    return report

@@ -1,0 +1,1 @@
+"""Your code: one module per stage. Edit these."""

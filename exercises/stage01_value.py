@@ -1,0 +1,25 @@
+"""Stage 1 - the Value skeleton.
+
+A Value wraps one number and remembers three things: its gradient, the
+Values it was made from, and (later) how to pass a gradient back to them.
+You write: Value.__init__ and Value.__repr__.
+
+Run the tests:  pytest tests/test_stage01_*.py   (or: kata check 1)
+Stuck?         kata hint 1
+"""
+
+
+def _leaf_backward():
+    """A leaf was made from nothing, so it has no one to pass a gradient to."""
+
+
+class Value:
+    """A scalar that remembers how it was made, so a gradient can flow back."""
+
+    __slots__ = ("data", "grad", "_backward", "_prev", "_op")
+
+    def __init__(self, data, _children=(), _op=''):
+        raise NotImplementedError("stage 1: write Value.__init__ (kata hint 1)")
+
+    def __repr__(self):
+        raise NotImplementedError("stage 1: write Value.__repr__ (kata hint 1)")

@@ -1,0 +1,180 @@
+"""Stage 7 - zero_grad, and a graph that can be walked back only once.
+
+Gradients add up across backward() calls (stage 6), so training must zero
+them every step. And like PyTorch, backward() releases the graph it used:
+a second pass raises unless the first asked for retain_graph=True.
+You write: Module.parameters, Module.zero_grad, and the new parts of Value.backward.
+
+Run the tests:  pytest tests/test_stage07_*.py   (or: kata check 7)
+Stuck?         kata hint 7
+"""
+import math
+
+
+def _leaf_backward():
+    """A leaf was made from nothing, so it has no one to pass a gradient to."""
+
+
+def _spent():
+    """Stands in for the gradient rules of a graph that backward() has released."""
+    raise RuntimeError(
+        "backward() was called through a graph a second time, but its gradient "
+        "rules were released after the first backward(). If you really need two "
+        "passes, call backward(retain_graph=True) the first time (and zero_grad() "
+        "in between, or the gradients add up)."
+    )
+
+
+class Value:
+    """A scalar that remembers how it was made, so a gradient can flow back."""
+
+    __slots__ = ("data", "grad", "_backward", "_prev", "_op")
+
+    def __init__(self, data, _children=(), _op=''):
+        if not isinstance(data, (int, float)):
+            raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
+        self.data = float(data)
+        self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet
+        self._backward = _leaf_backward  # how to pass self.grad on to the parents
+        self._prev = set(_children)      # the Values this one was made from
+        self._op = _op                   # a label, for printing and drawing only
+
+    def __repr__(self):
+        return f"Value(data={self.data}, grad={self.grad})"
+
+    def __add__(self, other):  # self + other
+        other = _lift(other)
+        if other is NotImplemented:
+            return NotImplemented
+        out = Value(self.data + other.data, (self, other), '+')
+
+        def _backward():
+            self.grad += out.grad    # d(a+b)/da = 1
+            other.grad += out.grad   # d(a+b)/db = 1
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):  # self * other
+        other = _lift(other)
+        if other is NotImplemented:
+            return NotImplemented
+        out = Value(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad   # d(ab)/da = b
+            other.grad += self.data * out.grad   # d(ab)/db = a
+        out._backward = _backward
+        return out
+
+    def __neg__(self):  # -self
+        return self * -1
+
+    def __radd__(self, other):  # other + self, when other is a plain number
+        return self + other
+
+    def __rmul__(self, other):  # other * self
+        return self * other
+
+    def __sub__(self, other):  # self - other
+        return self + (-other)
+
+    def __rsub__(self, other):  # other - self
+        return other + (-self)
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        out = Value(t, (self,), 'tanh')
+
+        def _backward():
+            self.grad += (1 - t * t) * out.grad   # the slope, read off the output t
+        out._backward = _backward
+        return out
+
+    def exp(self):
+        out = Value(math.exp(self.data), (self,), 'exp')
+
+        def _backward():
+            self.grad += out.data * out.grad   # e^x is its own slope
+        out._backward = _backward
+        return out
+
+    def relu(self):
+        out = Value(self.data if self.data > 0 else 0.0, (self,), 'ReLU')
+
+        def _backward():
+            self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch
+        out._backward = _backward
+        return out
+
+    def __pow__(self, exponent):  # self ** exponent, for a plain-number exponent
+        if not isinstance(exponent, (int, float)):
+            raise TypeError(
+                f"Value ** exponent: the exponent must be an int or float, not "
+                f"{type(exponent).__name__} (no gradient flows into an exponent here)"
+            )
+        out = Value(self.data ** exponent, (self,), f'**{exponent}')
+
+        def _backward():
+            self.grad += exponent * self.data ** (exponent - 1) * out.grad
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other):  # self / other
+        return self * other ** -1
+
+    def __rtruediv__(self, other):  # other / self
+        return other * self ** -1
+
+    def topological_order(self):
+        """Every node self depends on, each once, inputs before outputs.
+
+        An explicit stack instead of recursion: a chain of 100,000 ops would
+        overflow Python's call stack long before it overflowed this list."""
+        order, visited = [], set()
+        stack = [(self, False)]
+        while stack:
+            node, inputs_done = stack.pop()
+            if inputs_done:
+                order.append(node)  # every input of node is already in order
+            elif node not in visited:
+                visited.add(node)
+                stack.append((node, True))  # come back once its inputs are placed
+                stack.extend((child, False) for child in node._prev)
+        return order
+
+    def backward(self, retain_graph=False):
+        """Fill in .grad of every node self depends on: d(self)/d(node).
+
+        Leaf gradients add up across calls (that is what zero_grad() is for);
+        interior ones are scratch space for one pass. Afterwards the graph is
+        released, as in PyTorch, unless retain_graph=True."""
+        order = self.topological_order()
+        raise NotImplementedError("stage 7: write Value.backward (kata hint 7)")
+        self.grad = 1.0
+        for node in reversed(order):
+            node._backward()
+        raise NotImplementedError("stage 7: write Value.backward (kata hint 7)")
+
+
+def _lift(x):
+    """Let a plain number join the graph as a constant leaf.
+
+    Anything else gives NotImplemented, so Python can ask the other operand
+    and, failing that, raise its own TypeError ("unsupported operand ...")."""
+    if isinstance(x, Value):
+        return x
+    if isinstance(x, (int, float)):
+        return Value(x)
+    return NotImplemented
+
+
+class Module:
+    """Anything with trainable Values: a neuron, a layer, a whole network."""
+
+    def parameters(self):
+        """Every Value that training should adjust (none, in the base class)."""
+        raise NotImplementedError("stage 7: write Module.parameters (kata hint 7)")
+
+    def zero_grad(self):
+        """Forget the last step: backward() adds into .grad, it never resets it."""
+        raise NotImplementedError("stage 7: write Module.zero_grad (kata hint 7)")

@@ -1,0 +1,1 @@
+"""The reference: one module per stage, with the learner's parts between solution markers."""

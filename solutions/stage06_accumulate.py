@@ -1,0 +1,151 @@
+"""Stage 6 - accumulate with +=, never assign.
+
+This module arrives as a first attempt would write it: every gradient rule
+*assigns* (=). Run the tests: a node used twice (a*a, a+a, a diamond, one
+leaf in two losses) gets the gradient of only one path.
+You fix: every gradient rule, so that it adds (+=).
+
+Run the tests:  pytest tests/test_stage06_*.py   (or: kata check 6)
+Stuck?         kata hint 6
+"""
+import math
+
+
+def _leaf_backward():
+    """A leaf was made from nothing, so it has no one to pass a gradient to."""
+
+
+class Value:
+    """A scalar that remembers how it was made, so a gradient can flow back."""
+
+    __slots__ = ("data", "grad", "_backward", "_prev", "_op")
+
+    def __init__(self, data, _children=(), _op=''):
+        if not isinstance(data, (int, float)):
+            raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
+        self.data = float(data)
+        self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet
+        self._backward = _leaf_backward  # how to pass self.grad on to the parents
+        self._prev = set(_children)      # the Values this one was made from
+        self._op = _op                   # a label, for printing and drawing only
+
+    def __repr__(self):
+        return f"Value(data={self.data}, grad={self.grad})"
+
+    def __add__(self, other):  # self + other
+        other = _lift(other)
+        if other is NotImplemented:
+            return NotImplemented
+        out = Value(self.data + other.data, (self, other), '+')
+
+        def _backward():
+            self.grad += out.grad  # STUB: self.grad = out.grad
+            other.grad += out.grad  # STUB: other.grad = out.grad
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):  # self * other
+        other = _lift(other)
+        if other is NotImplemented:
+            return NotImplemented
+        out = Value(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad  # STUB: self.grad = other.data * out.grad
+            other.grad += self.data * out.grad  # STUB: other.grad = self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def __neg__(self):  # -self
+        return self * -1
+
+    def __radd__(self, other):  # other + self, when other is a plain number
+        return self + other
+
+    def __rmul__(self, other):  # other * self
+        return self * other
+
+    def __sub__(self, other):  # self - other
+        return self + (-other)
+
+    def __rsub__(self, other):  # other - self
+        return other + (-self)
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        out = Value(t, (self,), 'tanh')
+
+        def _backward():
+            self.grad += (1 - t * t) * out.grad  # STUB: self.grad = (1 - t * t) * out.grad
+        out._backward = _backward
+        return out
+
+    def exp(self):
+        out = Value(math.exp(self.data), (self,), 'exp')
+
+        def _backward():
+            self.grad += out.data * out.grad  # STUB: self.grad = out.data * out.grad
+        out._backward = _backward
+        return out
+
+    def relu(self):
+        out = Value(self.data if self.data > 0 else 0.0, (self,), 'ReLU')
+
+        def _backward():
+            self.grad += (out.data > 0) * out.grad  # STUB: self.grad = (out.data > 0) * out.grad
+        out._backward = _backward
+        return out
+
+    def __pow__(self, exponent):  # self ** exponent, for a plain-number exponent
+        if not isinstance(exponent, (int, float)):
+            raise TypeError(
+                f"Value ** exponent: the exponent must be an int or float, not "
+                f"{type(exponent).__name__} (no gradient flows into an exponent here)"
+            )
+        out = Value(self.data ** exponent, (self,), f'**{exponent}')
+
+        def _backward():
+            self.grad += exponent * self.data ** (exponent - 1) * out.grad  # STUB: self.grad = exponent * self.data ** (exponent - 1) * out.grad
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other):  # self / other
+        return self * other ** -1
+
+    def __rtruediv__(self, other):  # other / self
+        return other * self ** -1
+
+    def topological_order(self):
+        """Every node self depends on, each once, inputs before outputs.
+
+        An explicit stack instead of recursion: a chain of 100,000 ops would
+        overflow Python's call stack long before it overflowed this list."""
+        order, visited = [], set()
+        stack = [(self, False)]
+        while stack:
+            node, inputs_done = stack.pop()
+            if inputs_done:
+                order.append(node)  # every input of node is already in order
+            elif node not in visited:
+                visited.add(node)
+                stack.append((node, True))  # come back once its inputs are placed
+                stack.extend((child, False) for child in node._prev)
+        return order
+
+    def backward(self):
+        """Fill in .grad of every node self depends on: d(self)/d(node)."""
+        self.grad = 1.0  # d(self)/d(self)
+        for node in reversed(self.topological_order()):
+            node._backward()  # outputs first: a node's grad is complete before it is passed on
+
+
+def _lift(x):
+    """Let a plain number join the graph as a constant leaf.
+
+    Anything else gives NotImplemented, so Python can ask the other operand
+    and, failing that, raise its own TypeError ("unsupported operand ...")."""
+    if isinstance(x, Value):
+        return x
+    if isinstance(x, (int, float)):
+        return Value(x)
+    return NotImplemented

@@ -1,0 +1,106 @@
+"""Teaching assertions for the stage tests.
+
+Every failure says what was expected, what came, which rule broke, and where
+the hint is.  ``Expect.grads`` reports every wrong gradient of a test at once
+(through pytest-check), so a learner sees the whole picture of a broken rule.
+"""
+from __future__ import annotations
+
+import math
+
+from pytest_check import check
+
+TOL = 1e-6
+
+
+class RuleBroken(AssertionError):
+    """A failed expectation whose message is the whole story (no traceback needed)."""
+
+
+def close(got, want, tol=TOL):
+    try:
+        return math.isclose(float(got), float(want), rel_tol=tol, abs_tol=tol)
+    except (TypeError, ValueError):
+        return False
+
+
+def show(x):
+    """A number as a learner wants to read it: 6.0, -0.419974, not 6.000000000001."""
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return repr(x)
+
+
+class Expect:
+    """Assertions that end every message with the stage's hint command."""
+
+    def __init__(self, stage: int):
+        self.stage = stage
+
+    def _say(self, text: str) -> str:
+        return f"{text} -> kata hint {self.stage}"
+
+    def fail(self, text: str):
+        raise RuleBroken(self._say(text))
+
+    def true(self, condition, text: str):
+        if not condition:
+            self.fail(text)
+
+    def equal(self, got, want, what: str, rule: str):
+        """``got == want`` (floats within 1e-6); otherwise fail naming ``what`` and ``rule``."""
+        same = close(got, want) if isinstance(want, float) else got == want
+        if not same:
+            self.fail(f"{what} is {show(got)}, expected {show(want)}: {rule}")
+
+    def grads(self, rule: str, **nodes):
+        """Each keyword is ``name=(value_node, expected_grad)``; all wrong ones are reported."""
+        for name, (node, want) in nodes.items():
+            got = getattr(node, "grad", None)
+            if not close(got, want):
+                check.fail(self._say(f"{name}.grad is {show(got)}, expected {show(want)}: {rule}"))
+
+    def raises(self, error: type[BaseException], action, rule: str):
+        """``action()`` must raise ``error``; returns the exception for further checks."""
+        try:
+            action()
+        except error as raised:
+            return raised
+        except NotImplementedError:
+            raise
+        except Exception as other:  # noqa: BLE001 - we report what came instead
+            self.fail(f"expected {error.__name__}, got {type(other).__name__}: {other}: {rule}")
+        self.fail(f"expected {error.__name__}, but nothing was raised: {rule}")
+
+
+def backprop(root, upstream=1.0):
+    """Run every node's own ``_backward`` outputs-first, with ``root.grad = upstream``.
+
+    The order is the test's own (not the learner's ``backward()``), so stages 2
+    to 4 can test gradient rules before stage 5 exists."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in node._prev)
+    root.grad = upstream
+    for node in reversed(order):
+        node._backward()
+    return order
+
+
+def numeric_grads(f, *xs, h=1e-6):
+    """Central differences of ``f(*floats) -> float`` at ``xs``: an independent truth."""
+    grads = []
+    for i in range(len(xs)):
+        up = list(xs)
+        down = list(xs)
+        up[i] += h
+        down[i] -= h
+        grads.append((f(*up) - f(*down)) / (2 * h))
+    return grads
+

@@ -1,0 +1,82 @@
+"""Stage 2: a + b and a * b build a node and a gradient rule.
+
+The rules are tested by hand: set out.grad (never 1, so a missing `* out.grad`
+shows), call out._backward(), and read the parents' grads."""
+from expect import Expect
+
+expect = Expect(stage=2)
+
+
+def test_add_computes_the_sum(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.5)
+    out = a + b
+    expect.true(isinstance(out, engine.Value), f"a + b gave {out!r}, expected a new Value")
+    expect.equal(out.data, -1.5, "(2.0 + -3.5).data", "__add__ adds the two data")
+
+
+def test_add_records_its_parents_and_op(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.5)
+    out = a + b
+    expect.equal(out._prev, {a, b}, "(a + b)._prev", "the new node's parents are a and b")
+    expect.equal(out._op, "+", "(a + b)._op", "label the node '+'")
+
+
+def test_add_passes_out_grad_to_both_parents(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.5)
+    out = a + b
+    out.grad = 3.0
+    out._backward()
+    expect.grads("d(a+b)/da = d(a+b)/db = 1, times the out.grad that arrived (forgot `* out.grad`?)",
+                 a=(a, 3.0), b=(b, 3.0))
+
+
+def test_mul_computes_the_product(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.0)
+    out = a * b
+    expect.true(isinstance(out, engine.Value), f"a * b gave {out!r}, expected a new Value")
+    expect.equal(out.data, -6.0, "(2.0 * -3.0).data", "__mul__ multiplies the two data")
+
+
+def test_mul_records_its_parents_and_op(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.0)
+    out = a * b
+    expect.equal(out._prev, {a, b}, "(a * b)._prev", "the new node's parents are a and b")
+    expect.equal(out._op, "*", "(a * b)._op", "label the node '*'")
+
+
+def test_mul_gives_each_parent_the_other_operand(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.0)
+    out = a * b
+    out.grad = 5.0
+    out._backward()
+    expect.grads("d(ab)/da = b and d(ab)/db = a, times out.grad (swapped the partials?)",
+                 a=(a, -15.0), b=(b, 10.0))
+
+
+def test_mul_rule_multiplies_by_out_grad(engine):
+    a, b = engine.Value(4.0), engine.Value(0.5)
+    out = a * b
+    out.grad = -2.0
+    out._backward()
+    expect.grads("the chain rule multiplies the local derivative by out.grad (forgot `* out.grad`?)",
+                 a=(a, -1.0), b=(b, -8.0))
+
+
+def test_rules_add_into_existing_grads(engine):
+    a, b, c = engine.Value(2.0), engine.Value(-3.0), engine.Value(0.25)
+    a.grad, b.grad, c.grad = 1.0, 0.5, -1.0
+    s, p = a + b, a * c
+    s.grad, p.grad = 2.0, 4.0
+    s._backward()
+    p._backward()
+    expect.grads("a rule adds its share to what a parent already holds (+=); it must not overwrite it",
+                 a=(a, 1.0 + 2.0 + 0.25 * 4.0), b=(b, 0.5 + 2.0), c=(c, -1.0 + 2.0 * 4.0))
+
+
+def test_arithmetic_leaves_the_operands_alone(engine):
+    a, b = engine.Value(2.0), engine.Value(-3.0)
+    a + b
+    a * b
+    expect.equal((a.data, b.data, a.grad, b.grad), (2.0, -3.0, 0.0, 0.0), "(a.data, b.data, a.grad, b.grad)",
+                 "building a node reads its operands; only _backward() changes grads")
+    expect.equal((a._prev, b._prev), (set(), set()), "(a._prev, b._prev)", "operands stay leaves")
