@@ -169,3 +169,17 @@ def build(root: Path, check: bool = False, out=print) -> int:
     if not stale:
         out(f"exercises/ is up to date ({len(wanted)} files).")
     return 0
+
+
+def _command(args) -> int:
+    from .manifest import find_root
+    return build(find_root(), check=args.check)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("build", help="write exercises/ (the stubs) from solutions/ (the reference)",
+                       description="Write exercises/ from the solution markers in solutions/. "
+                                   "A learner's changed file is saved to .kata/backups/ before it is replaced.")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming every file of exercises/ that differs")
+    p.set_defaults(func=_command)

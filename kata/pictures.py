@@ -1,0 +1,5 @@
+"""Placeholder until its issue lands."""
+
+
+def register(sub) -> None:
+    pass
