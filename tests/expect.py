@@ -53,8 +53,15 @@ class Expect:
         if not same:
             self.fail(f"{what} is {show(got)}, expected {show(want)}: {rule}")
 
-    def grads(self, rule: str, **nodes):
-        """Each keyword is ``name=(value_node, expected_grad)``; all wrong ones are reported."""
+    def grads(self, rule: str, mistakes=(), **nodes):
+        """Each keyword is ``name=(value_node, expected_grad)``; all wrong ones are reported.
+
+        ``mistakes`` holds ``(phrase, {name: wrong_grad})`` pairs: when the grads
+        that came are exactly what a classic mistake gives, the message names it."""
+        for phrase, wrong in mistakes:
+            if all(close(getattr(nodes[name][0], "grad", None), g) for name, g in wrong.items()):
+                rule = f"{rule} - these are the numbers of the classic mistake: {phrase}"
+                break
         for name, (node, want) in nodes.items():
             got = getattr(node, "grad", None)
             if not close(got, want):

@@ -26,7 +26,8 @@ def test_add_passes_out_grad_to_both_parents(engine):
     out = a + b
     out.grad = 3.0
     out._backward()
-    expect.grads("d(a+b)/da = d(a+b)/db = 1, times the out.grad that arrived (forgot `* out.grad`?)",
+    expect.grads("d(a+b)/da = d(a+b)/db = 1, times the out.grad that arrived",
+                 [("forgot `* out.grad`", {"a": 1.0, "b": 1.0})],
                  a=(a, 3.0), b=(b, 3.0))
 
 
@@ -49,7 +50,9 @@ def test_mul_gives_each_parent_the_other_operand(engine):
     out = a * b
     out.grad = 5.0
     out._backward()
-    expect.grads("d(ab)/da = b and d(ab)/db = a, times out.grad (swapped the partials?)",
+    expect.grads("d(ab)/da = b and d(ab)/db = a, times out.grad",
+                 [("swapped the partials", {"a": 10.0, "b": -15.0}),
+                  ("forgot `* out.grad`", {"a": -3.0, "b": 2.0})],
                  a=(a, -15.0), b=(b, 10.0))
 
 
@@ -58,7 +61,9 @@ def test_mul_rule_multiplies_by_out_grad(engine):
     out = a * b
     out.grad = -2.0
     out._backward()
-    expect.grads("the chain rule multiplies the local derivative by out.grad (forgot `* out.grad`?)",
+    expect.grads("the chain rule multiplies the local derivative by out.grad",
+                 [("forgot `* out.grad`", {"a": 0.5, "b": 4.0}),
+                  ("swapped the partials", {"a": -8.0, "b": -1.0})],
                  a=(a, -1.0), b=(b, -8.0))
 
 
@@ -69,7 +74,8 @@ def test_rules_add_into_existing_grads(engine):
     s.grad, p.grad = 2.0, 4.0
     s._backward()
     p._backward()
-    expect.grads("a rule adds its share to what a parent already holds (+=); it must not overwrite it",
+    expect.grads("a rule adds its share to what a parent already holds (+=); it must not overwrite it "
+                 "(assigns (=) instead of adding (+=)?)",
                  a=(a, 1.0 + 2.0 + 0.25 * 4.0), b=(b, 0.5 + 2.0), c=(c, -1.0 + 2.0 * 4.0))
 
 

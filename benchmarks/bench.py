@@ -1,0 +1,88 @@
+"""Side-by-side speed of the reference engine and micrograd 0.1.0, in one run.
+
+    python -m pip install -e ".[bench]"
+    python benchmarks/bench.py            # best of 5 rounds each
+
+Two workloads from issue #2: a 50,000-op chain (forward + backward), and one
+training step of MLP(2, [16, 16, 1]) on 60 points (forward, zero_grad,
+backward, update).  micrograd's topological sort recurses, so its recursion
+limit is raised for the chain; ours needs no such help.  Exit status 1 if the
+reference is slower than micrograd on either workload.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def engines(stage_module: str):
+    ours = importlib.import_module(stage_module)
+    try:
+        from micrograd.engine import Value as MValue
+        from micrograd.nn import MLP as MMLP
+    except ImportError:
+        sys.exit('micrograd is not installed: python -m pip install -e ".[bench]"')
+    return {"reference": (ours.Value, ours.MLP), "micrograd 0.1.0": (MValue, MMLP)}
+
+
+def chain(Value, n=50_000):
+    x = Value(0.5)
+    y = x
+    for i in range(n):  # n ops, alternating * and +
+        y = y * 0.9999 if i % 2 else y + 0.001
+    y.backward()
+    return x.grad
+
+
+def mlp_step(Value, MLP, model, points):
+    xs, ys = points
+    scores = [model(x) for x in xs]
+    loss = sum(((s - y) ** 2 for s, y in zip(scores, ys)), Value(0.0)) * (1.0 / len(xs))
+    model.zero_grad()
+    loss.backward()
+    for p in model.parameters():
+        p.data -= 0.01 * p.grad
+    return loss.data
+
+
+def best_of(rounds, fn):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--module", default="solutions.stage08_mlp", help="the engine to measure")
+    args = ap.parse_args(argv)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))  # for micrograd's recursive sort
+    rng = random.Random(0)
+    points = ([[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(60)], [rng.choice((-1.0, 1.0)) for _ in range(60)])
+    results = {}
+    for name, (Value, MLP) in engines(args.module).items():
+        random.seed(1)
+        model = MLP(2, [16, 16, 1])
+        results[name] = (
+            best_of(args.rounds, lambda: chain(Value)),
+            best_of(args.rounds, lambda: mlp_step(Value, MLP, model, points)),
+        )
+    print(f"{'engine':<18}{'50k-op chain':>14}{'MLP step (60 pts)':>20}")
+    for name, (c, m) in results.items():
+        print(f"{name:<18}{c * 1000:>11.1f} ms{m * 1000:>17.1f} ms")
+    (oc, om), (mc, mm) = results["reference"], results["micrograd 0.1.0"]
+    print(f"{'ratio ref/micro':<18}{oc / mc:>14.2f}{om / mm:>20.2f}   (below 1.00 = reference faster)")
+    return 0 if oc <= mc and om <= mm else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

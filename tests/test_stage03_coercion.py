@@ -1,0 +1,188 @@
+"""Stage 3: plain numbers join the graph, and subtraction is a negation added.
+
+Every test touches something this stage writes (_lift, __neg__, __radd__,
+__rmul__, __sub__, __rsub__); v + w alone was already stage 2.  Gradients are
+checked without backward() (that is stage 5): the test sets the root's grad
+to an upstream value that is never 1 and runs each node's own _backward()
+through expect.backprop, outputs first."""
+import pytest
+
+from expect import Expect, backprop, close, numeric_grads
+
+expect = Expect(stage=3)
+
+CONSTANT = "a plain number joins the graph as a constant leaf: a new Value in out._prev"
+NOT_IMPLEMENTED = "return NotImplemented for unsupported operands"
+
+
+def diagnose(rule, got, mistakes):
+    """``rule``, plus the name of the classic mistake whose number ``got`` is:
+    ``mistakes`` holds ``(phrase, wrong_number)``."""
+    for phrase, wrong in mistakes:
+        if close(got, wrong):
+            return f"{rule} - this is the number of the classic mistake: {phrase}"
+    return rule
+
+
+def constants_of(out, *operands):
+    """The parents of ``out`` that are not one of ``operands``."""
+    return [p for p in out._prev if all(p is not o for o in operands)]
+
+
+def expect_constant_leaf(engine, out, v, number, what):
+    expect.true(any(p is v for p in out._prev),
+                f"v is not in {what}._prev: {what} must stay in the graph (detached from the graph?)")
+    others = constants_of(out, v)
+    expect.true(len(others) == 1 and isinstance(others[0], engine.Value),
+                f"{what}._prev is {out._prev!r}, expected v and one constant Value({number}): {CONSTANT}")
+    const = others[0]
+    expect.equal(const.data, float(number), f"the constant in {what}._prev", CONSTANT)
+    expect.equal(const._prev, set(), "the constant's _prev", "a constant is a leaf: it was made from nothing")
+
+
+def test_lift_turns_a_number_into_a_constant_leaf(engine):
+    for number in (2, -0.5):
+        lifted = engine._lift(number)
+        expect.true(isinstance(lifted, engine.Value),
+                    f"_lift({number!r}) gave {lifted!r}, expected a Value: {CONSTANT}")
+        expect.equal(lifted.data, float(number), f"_lift({number!r}).data", CONSTANT)
+        expect.equal(lifted._prev, set(), f"_lift({number!r})._prev", "a constant is a leaf: it was made from nothing")
+    try:
+        refused = engine._lift("a")
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the classic mistake, reported in one line
+        expect.fail(f"_lift('a') raised {type(error).__name__}: {error}; expected it to return NotImplemented: "
+                    f"{NOT_IMPLEMENTED}, so Python itself can raise the TypeError")
+    expect.true(refused is NotImplemented,
+                f"_lift('a') gave {refused!r}, expected NotImplemented: {NOT_IMPLEMENTED}, "
+                "so Python itself can raise the TypeError")
+
+
+def test_add_a_number_on_the_right(engine):
+    v = engine.Value(1.5)
+    out = v + 2
+    expect.true(isinstance(out, engine.Value), f"v + 2 gave {out!r}, expected a new Value")
+    expect.equal(out.data, 3.5, "(Value(1.5) + 2).data", "v + 2 adds the number to v.data")
+    expect.equal(out._op, "+", "(v + 2)._op", "v + 2 is an ordinary '+' node")
+    expect_constant_leaf(engine, out, v, 2, "(v + 2)")
+    backprop(out, 3.0)
+    expect.grads("d(v+2)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, 3.0))
+
+
+def test_mul_by_a_float_on_the_right(engine):
+    v = engine.Value(3.0)
+    out = v * 0.5
+    expect.true(isinstance(out, engine.Value), f"v * 0.5 gave {out!r}, expected a new Value")
+    expect.equal(out.data, 1.5, "(Value(3.0) * 0.5).data", "v * 0.5 multiplies v.data by the number")
+    expect.equal(out._op, "*", "(v * 0.5)._op", "v * 0.5 is an ordinary '*' node")
+    expect_constant_leaf(engine, out, v, 0.5, "(v * 0.5)")
+    backprop(out, -4.0)
+    expect.grads("d(0.5v)/dv = 0.5, times out.grad (forgot `* out.grad`? swapped the partials?)",
+                 v=(v, -2.0))
+
+
+def test_radd_handles_a_number_on_the_left(engine):
+    v = engine.Value(1.5)
+    out = 2 + v
+    expect.true(isinstance(out, engine.Value),
+                f"2 + v gave {out!r}, expected a new Value: int + Value asks Value.__radd__")
+    expect.equal(out.data, 3.5, "(2 + Value(1.5)).data", "2 + v: Python calls v.__radd__(2) when int gives up")
+    expect_constant_leaf(engine, out, v, 2, "(2 + v)")
+    backprop(out, -2.5)
+    expect.grads("d(2+v)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, -2.5))
+
+
+def test_rmul_handles_a_number_on_the_left(engine):
+    v = engine.Value(-1.5)
+    out = 3 * v
+    expect.true(isinstance(out, engine.Value),
+                f"3 * v gave {out!r}, expected a new Value: int * Value asks Value.__rmul__")
+    expect.equal(out.data, -4.5, "(3 * Value(-1.5)).data", "3 * v: Python calls v.__rmul__(3) when int gives up")
+    expect_constant_leaf(engine, out, v, 3, "(3 * v)")
+    backprop(out, 2.0)
+    expect.grads("d(3v)/dv = 3, times out.grad (forgot `* out.grad`? swapped the partials?)", v=(v, 6.0))
+
+
+def test_neg_flips_the_sign(engine):
+    v = engine.Value(2.5)
+    out = -v
+    expect.true(isinstance(out, engine.Value), f"-v gave {out!r}, expected a new Value")
+    expect.equal(out.data, -2.5, "(-Value(2.5)).data", "-v has data -v.data")
+    expect.equal(v.data, 2.5, "v.data after -v", "-v makes a new node; it leaves v alone")
+
+
+def test_neg_stays_in_the_graph(engine):
+    v = engine.Value(2.5)
+    out = -v
+    order = backprop(out, 1.5)
+    expect.true(any(node is v for node in order),
+                "v cannot be reached from -v through _prev: -v must stay in the graph "
+                "(detached from the graph?) - build it from graph ops, e.g. v times the constant -1")
+    expect.grads("d(-v)/dv = -1, times out.grad: -v must stay in the graph (detached from the graph?)",
+                 v=(v, -1.5))
+
+
+def test_sub_subtracts_the_right_operand(engine):
+    v, w = engine.Value(5.0), engine.Value(2.0)
+    out = v - w
+    expect.true(isinstance(out, engine.Value), f"v - w gave {out!r}, expected a new Value")
+    expect.equal(out.data, 3.0, "(Value(5.0) - Value(2.0)).data",
+                 diagnose("v - w is v + (-w)", out.data, [("operands swapped: v - w is not w - v", -3.0),
+                                                         ("forgot to negate: v - w is not v + w", 7.0)]))
+    expect.equal((v.data, w.data), (5.0, 2.0), "(v.data, w.data) after v - w", "v - w leaves v and w alone")
+    backprop(out, 2.5)
+    expect.grads("d(v-w)/dv = 1 and d(v-w)/dw = -1, times out.grad: -w must stay in the graph "
+                 "(detached from the graph?)", v=(v, 2.5), w=(w, -2.5))
+
+
+def test_sub_a_number_on_the_right(engine):
+    v = engine.Value(4.0)
+    out = v - 1
+    expect.true(isinstance(out, engine.Value), f"v - 1 gave {out!r}, expected a new Value")
+    expect.equal(out.data, 3.0, "(Value(4.0) - 1).data",
+                 diagnose("v - 1 is v + (-1)", out.data, [("operands swapped: v - 1 is not 1 - v", -3.0),
+                                                         ("forgot to negate: v - 1 is not v + 1", 5.0)]))
+    backprop(out, -3.0)
+    expect.grads("d(v-1)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, -3.0))
+
+
+def test_rsub_subtracts_self_from_the_constant(engine):
+    v = engine.Value(4.0)
+    out = 1 - v
+    expect.true(isinstance(out, engine.Value),
+                f"1 - v gave {out!r}, expected a new Value: int - Value asks Value.__rsub__")
+    expect.equal(out.data, -3.0, "(1 - Value(4.0)).data",
+                 diagnose("__rsub__(self, other) computes other - self (operands swapped: 1 - v is not v - 1)",
+                          out.data, [("forgot to negate: 1 - v is not 1 + v", 5.0)]))
+    backprop(out, 2.0)
+    expect.grads("d(1-v)/dv = -1, times out.grad (operands swapped: 1 - v is not v - 1)", v=(v, -2.0))
+
+
+def test_constants_mix_into_longer_expressions(engine):
+    def f(x, y):
+        return (2 - x) * (y - 0.5) + 3 * x - -y
+
+    x, y = engine.Value(0.75), engine.Value(-1.25)
+    out = f(x, y)
+    expect.equal(out.data, f(0.75, -1.25), "((2 - x) * (y - 0.5) + 3 * x - -y).data",
+                 "constants, reflected ops and negation compose like ordinary arithmetic")
+    want_x, want_y = numeric_grads(f, 0.75, -1.25)
+    backprop(out, -1.5)
+    expect.grads("every constant is a leaf and every - is a graph op, so the gradient matches the "
+                 "finite-difference slope", x=(x, -1.5 * want_x), y=(y, -1.5 * want_y))
+
+
+@pytest.mark.parametrize("expression, make", [
+    ("v + 'a'", lambda v: v + "a"),
+    ("'a' + v", lambda v: "a" + v),
+    ("v * None", lambda v: v * None),
+    ("None * v", lambda v: None * v),
+], ids=["value_plus_str", "str_plus_value", "value_times_none", "none_times_value"])
+def test_an_unsupported_operand_is_pythons_own_type_error(engine, expression, make):
+    v = engine.Value(1.0)
+    error = expect.raises(TypeError, lambda: make(v), f"{expression}: {NOT_IMPLEMENTED}")
+    expect.true("unsupported operand" in str(error),
+                f"{expression} raised TypeError({str(error)!r}), expected Python's own "
+                f"\"unsupported operand type(s) ...\": {NOT_IMPLEMENTED}; Python then tries the other "
+                "operand and raises that TypeError itself")

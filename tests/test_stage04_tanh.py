@@ -1,0 +1,238 @@
+"""Stage 4: tanh, whose slope is read off its output, and the same recipe for
+exp, relu, ** and /.
+
+Gradients are checked without backward() (that is stage 5): the test sets the
+output's grad to an upstream value that is never 1 and runs the node's own
+_backward() (or, for / which is built from * and **, every node's through
+expect.backprop).  Where the numbers that came are exactly what a classic
+mistake produces, the message names that mistake."""
+import math
+
+import pytest
+
+from expect import Expect, backprop, numeric_grads
+
+expect = Expect(stage=4)
+
+FORGOT_UPSTREAM = "forgot `* out.grad`"
+TANH_FROM_OUTPUT = "tanh's slope comes from its output t: 1 - t*t, not from the input x"
+TANH_SQUARED = "1 - t*t, not 1 - t"
+EXP_OWN_OUTPUT = "exp's slope is its own output e^x"
+RELU_AT_ZERO = "ReLU's slope is 0 at and below 0"
+POW_RULE = "n * x**(n-1) (exponent off by one?)"
+DETACHED = "the result must stay in the graph (detached from the graph?)"
+
+
+grads = expect.grads
+
+
+def one_step(out, upstream):
+    """Run only out's own rule, with ``upstream`` arriving at out."""
+    out.grad = upstream
+    out._backward()
+
+
+def expect_unary_node(engine, out, x, op, what):
+    expect.true(isinstance(out, engine.Value), f"{what} gave {out!r}, expected a new Value")
+    expect.equal(out._prev, {x}, f"{what}._prev", "the new node's one parent is x")
+    expect.equal(out._op, op, f"{what}._op", f"label the node {op!r}")
+
+
+# tanh: the closure remembers the output t ------------------------------------------
+
+def test_tanh_computes_the_hyperbolic_tangent(engine):
+    for x0 in (0.8, -1.3):
+        x = engine.Value(x0)
+        out = x.tanh()
+        expect_unary_node(engine, out, x, "tanh", f"Value({x0}).tanh()")
+        expect.equal(out.data, math.tanh(x0), f"Value({x0}).tanh().data", "tanh's value is math.tanh(x)")
+
+
+def test_tanh_slope_comes_from_its_output(engine):
+    x0, up = 0.8, -1.5
+    x = engine.Value(x0)
+    out = x.tanh()
+    one_step(out, up)
+    (slope,) = numeric_grads(math.tanh, x0)
+    t = math.tanh(x0)
+    grads(f"{TANH_FROM_OUTPUT}; times out.grad",
+          [(TANH_FROM_OUTPUT, {"x": (1 - x0 * x0) * up}),
+           (TANH_SQUARED, {"x": (1 - t) * up}),
+           (FORGOT_UPSTREAM, {"x": 1 - t * t})],
+          x=(x, slope * up))
+
+
+# exp: the output is the slope ------------------------------------------------------
+
+def test_exp_computes_e_to_the_x(engine):
+    for x0 in (0.7, -2.0):
+        x = engine.Value(x0)
+        out = x.exp()
+        expect_unary_node(engine, out, x, "exp", f"Value({x0}).exp()")
+        expect.equal(out.data, math.exp(x0), f"Value({x0}).exp().data", "exp's value is math.exp(x)")
+
+
+def test_exp_slope_is_its_own_output(engine):
+    x0, up = 0.7, -2.0
+    x = engine.Value(x0)
+    out = x.exp()
+    one_step(out, up)
+    (slope,) = numeric_grads(math.exp, x0)
+    e = math.exp(x0)
+    grads(f"{EXP_OWN_OUTPUT}, times out.grad",
+          [(f"{EXP_OWN_OUTPUT}, not x", {"x": x0 * up}),
+           (f"{EXP_OWN_OUTPUT}, not x * e^(x-1)", {"x": x0 * math.exp(x0 - 1) * up}),
+           (FORGOT_UPSTREAM, {"x": e})],
+          x=(x, slope * up))
+
+
+# relu: slope 1 above 0, 0 at and below 0 ---------------------------------------------
+
+def test_relu_passes_a_positive_input(engine):
+    for x0 in (0.4, 1.7):
+        x = engine.Value(x0)
+        out = x.relu()
+        expect_unary_node(engine, out, x, "ReLU", f"Value({x0}).relu()")
+        expect.equal(out.data, x0, f"Value({x0}).relu().data", "ReLU keeps a positive input as it is")
+        one_step(out, -2.5)
+        grads("ReLU's slope is 1 above 0, times out.grad", [(FORGOT_UPSTREAM, {"x": 1.0})], x=(x, -2.5))
+
+
+def test_relu_blocks_a_negative_input(engine):
+    x = engine.Value(-0.6)
+    out = x.relu()
+    expect_unary_node(engine, out, x, "ReLU", "Value(-0.6).relu()")
+    expect.equal(out.data, 0.0, "Value(-0.6).relu().data", "ReLU turns a negative input into 0")
+    one_step(out, -2.5)
+    grads(RELU_AT_ZERO, x=(x, 0.0))
+
+
+def test_relu_slope_is_zero_at_exactly_zero(engine):
+    x = engine.Value(0.0)
+    out = x.relu()
+    expect.equal(out.data, 0.0, "Value(0.0).relu().data", "ReLU(0) is 0")
+    one_step(out, 4.0)
+    grads(f"{RELU_AT_ZERO}: at exactly 0 nothing flows back, as in PyTorch (> 0, not >= 0)", x=(x, 0.0))
+
+
+# pow: the exponent is a plain number ---------------------------------------------------
+
+@pytest.mark.parametrize("x0, n", [(1.5, 3), (2.0, -2), (2.25, 0.5)], ids=["int", "negative", "float"])
+def test_pow_computes_the_power_and_labels_it(engine, x0, n):
+    x = engine.Value(x0)
+    out = x ** n
+    expect_unary_node(engine, out, x, f"**{n}", f"Value({x0}) ** {n}")
+    expect.equal(out.data, x0 ** n, f"(Value({x0}) ** {n}).data", "x ** n raises x.data to the power n")
+
+
+@pytest.mark.parametrize("x0, n, up", [(1.5, 3, -2.0), (2.0, -2, 3.0), (2.25, 0.5, -4.0)],
+                         ids=["int", "negative", "float"])
+def test_pow_slope_is_n_times_x_to_the_n_minus_1(engine, x0, n, up):
+    x = engine.Value(x0)
+    out = x ** n
+    one_step(out, up)
+    (slope,) = numeric_grads(lambda a: a ** n, x0)
+    grads(f"d(x**n)/dx = {POW_RULE}, times out.grad",
+          [(POW_RULE, {"x": n * x0 ** n * up}),
+           (POW_RULE, {"x": n * x0 ** (n + 1) * up}),
+           ("the factor n is missing", {"x": x0 ** (n - 1) * up}),
+           (FORGOT_UPSTREAM, {"x": n * x0 ** (n - 1)})],
+          x=(x, slope * up))
+
+
+def test_pow_refuses_a_value_exponent(engine):
+    v = engine.Value(3.0)
+    error = expect.raises(TypeError, lambda: v ** engine.Value(2),
+                          "v ** Value(2): the exponent must be a plain int or float")
+    expect.true("exponent" in str(error).lower(),
+                f"v ** Value(2) raised TypeError({str(error)!r}), which does not say the problem is the "
+                "exponent: name it, e.g. 'the exponent must be an int or float, not Value'")
+
+
+def test_every_rule_adds_into_existing_grads(engine):
+    x, up, before = 0.8, -1.5, 0.25
+    cases = {"tanh": lambda v: v.tanh(), "exp": lambda v: v.exp(),
+             "relu": lambda v: v.relu(), "pow": lambda v: v ** 3}
+    nodes = {}
+    for name, op in cases.items():
+        fresh, held = engine.Value(x), engine.Value(x)
+        one_step(op(fresh), up)  # what the rule hands over, right or wrong: the slope tests judge that
+        held.grad = before
+        one_step(op(held), up)
+        nodes[name] = (held, before + fresh.grad)
+    expect.grads("a rule adds its share to what the parent already holds (+=); it must not overwrite it (=)",
+                 **nodes)
+
+
+# division: a / b = a * b**-1 ----------------------------------------------------------
+
+def test_truediv_divides_and_passes_both_slopes(engine):
+    a, b = engine.Value(3.0), engine.Value(-1.5)
+    out = a / b
+    expect.true(isinstance(out, engine.Value), f"a / b gave {out!r}, expected a new Value")
+    expect.equal(out.data, -2.0, "(Value(3.0) / Value(-1.5)).data",
+                 "a / b divides a.data by b.data (operands swapped: a / b is not b / a)")
+    up = 2.0
+    backprop(out, up)
+    grads("d(a/b)/da = 1/b and d(a/b)/db = -a/b**2, times out.grad",
+          [("swapped the partials", {"a": -3.0 / 1.5 ** 2 * up, "b": 1 / -1.5 * up}),
+           (FORGOT_UPSTREAM, {"a": 1 / -1.5, "b": -3.0 / 1.5 ** 2}),
+           (f"{DETACHED}: build a / b from * and **", {"a": 0.0, "b": 0.0})],
+          a=(a, 1 / -1.5 * up), b=(b, -3.0 / 1.5 ** 2 * up))
+
+
+def test_truediv_by_a_number(engine):
+    v = engine.Value(3.0)
+    out = v / 4
+    expect.true(isinstance(out, engine.Value), f"v / 4 gave {out!r}, expected a new Value")
+    expect.equal(out.data, 0.75, "(Value(3.0) / 4).data",
+                 "v / 4 divides v.data by 4 (operands swapped: v / 4 is not 4 / v)")
+    backprop(out, -2.0)
+    grads("d(v/4)/dv = 1/4, times out.grad",
+          [(FORGOT_UPSTREAM, {"v": 0.25}), (f"{DETACHED}: build v / 4 from * and **", {"v": 0.0})],
+          v=(v, -0.5))
+
+
+def test_rtruediv_divides_the_number_by_self(engine):
+    v = engine.Value(0.8)
+    out = 2 / v
+    expect.true(isinstance(out, engine.Value),
+                f"2 / v gave {out!r}, expected a new Value: int / Value asks Value.__rtruediv__")
+    expect.equal(out.data, 2.5, "(2 / Value(0.8)).data",
+                 "__rtruediv__(self, other) computes other / self (operands swapped: 2 / v is not v / 2)")
+    up = -1.5
+    backprop(out, up)
+    grads("d(2/v)/dv = -2/v**2, times out.grad (operands swapped: 2 / v is not v / 2)",
+          [(FORGOT_UPSTREAM, {"v": -2 / 0.64}), (f"{DETACHED}: build 2 / v from * and **", {"v": 0.0})],
+          v=(v, -2 / 0.64 * up))
+
+
+@pytest.mark.parametrize("expression, make", [
+    ("v / Value(0.0)", lambda engine: engine.Value(3.0) / engine.Value(0.0)),
+    ("1 / Value(0.0)", lambda engine: 1 / engine.Value(0.0)),
+], ids=["value_by_zero", "number_by_zero"])
+def test_division_by_zero_is_a_zero_division_error(engine, expression, make):
+    expect.raises(ZeroDivisionError, lambda: make(engine),
+                  f"{expression}: dividing by zero must fail loudly, as it does for floats")
+
+
+# all together ------------------------------------------------------------------------
+
+def test_the_ops_compose_like_the_math(engine):
+    def f(x, y, tanh, exp, relu):
+        return tanh(x * y) + exp(x) / (1 + y ** 2) - 2 / (relu(y) + 1.5) ** 0.5
+
+    v_tanh, v_exp, v_relu = (lambda v: v.tanh()), (lambda v: v.exp()), (lambda v: v.relu())
+    m_relu = (lambda a: max(a, 0.0))
+
+    def number(a, b):
+        return f(a, b, math.tanh, math.exp, m_relu)
+
+    x, y = engine.Value(0.8), engine.Value(0.6)
+    out = f(x, y, v_tanh, v_exp, v_relu)
+    expect.equal(out.data, number(0.8, 0.6), "(tanh(xy) + e^x / (1 + y**2) - 2 / (relu(y) + 1.5)**0.5).data",
+                 "each op computes its value; together they compute the formula")
+    want_x, want_y = numeric_grads(number, 0.8, 0.6)
+    backprop(out, 0.5)
+    expect.grads("each op's rule is its local slope times out.grad, so the chain gives the "
+                 "finite-difference slope", x=(x, 0.5 * want_x), y=(y, 0.5 * want_y))
