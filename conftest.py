@@ -4,7 +4,8 @@
   (or ``KATA_IMPL=solutions``) tests the reference in ``solutions/``.
 * A test that takes the ``engine`` fixture gets the stage module, imported by
   package name (``exercises.stage04_tanh``).  With ``--impl solutions`` it also
-  runs against every later stage module, since each carries the earlier ones.
+  runs against every later stage module, since each carries the earlier ones
+  (except a slow test marked ``own_stage_only``).
 * Every test gets the marker of its stage: ``pytest -m stage4``.
 * A stub that is not written yet, or a module that does not import, fails
   with one line that says what to do, instead of a traceback.
@@ -37,6 +38,8 @@ def pytest_configure(config):
         raise pytest.UsageError(f"KATA_IMPL={impl!r}: choose one of {', '.join(IMPLS)}")
     for stage in STAGES:
         config.addinivalue_line("markers", f"{stage.marker}: stage {stage.number}, {stage.title}")
+    config.addinivalue_line("markers", "own_stage_only: a slow test that runs on its own stage's module only, "
+                                       "even with --impl solutions (keeps feedback fast)")
 
 
 def pytest_report_header(config):
@@ -59,7 +62,8 @@ def pytest_generate_tests(metafunc):
     if own is None:
         raise pytest.UsageError(f"{metafunc.module.__name__} uses `engine` but is no stage's test file")
     impl = metafunc.config.getoption("impl")
-    carriers = [own] if impl == "exercises" else [s for s in STAGES if s.number >= own.number]
+    only_own = impl == "exercises" or metafunc.definition.get_closest_marker("own_stage_only")
+    carriers = [own] if only_own else [s for s in STAGES if s.number >= own.number]
     metafunc.parametrize(
         "engine",
         [f"{impl}.{s.module}" for s in carriers],

@@ -67,8 +67,9 @@ class Expect:
             if not close(got, want):
                 check.fail(self._say(f"{name}.grad is {show(got)}, expected {show(want)}: {rule}"))
 
-    def raises(self, error: type[BaseException], action, rule: str):
-        """``action()`` must raise ``error``; returns the exception for further checks."""
+    def raises(self, error, action, rule: str):
+        """``action()`` must raise ``error`` (a type or a tuple of types); returns the exception."""
+        wanted = " or ".join(e.__name__ for e in (error if isinstance(error, tuple) else (error,)))
         try:
             action()
         except error as raised:
@@ -76,8 +77,8 @@ class Expect:
         except NotImplementedError:
             raise
         except Exception as other:  # noqa: BLE001 - we report what came instead
-            self.fail(f"expected {error.__name__}, got {type(other).__name__}: {other}: {rule}")
-        self.fail(f"expected {error.__name__}, but nothing was raised: {rule}")
+            self.fail(f"expected {wanted}, got {type(other).__name__}: {other}: {rule}")
+        self.fail(f"expected {wanted}, but nothing was raised: {rule}")
 
 
 def backprop(root, upstream=1.0):

@@ -1,0 +1,230 @@
+"""Stage 8: Neuron, Layer, MLP and a training loop whose loss falls.
+
+Weights are set by hand where a test needs exact numbers: a Neuron keeps its
+weights in .w and its bias in .b, a Layer its neurons in .neurons, an MLP its
+layers in .layers (the names micrograd uses, and the ones __repr__ reads)."""
+from expect import Expect
+
+expect = Expect(stage=8)
+
+LINEAR_LAST = "the last layer must be linear"
+HIDDEN_RELU = "hidden layers apply ReLU"
+STRICT = "a wrong input length must raise (zip(..., strict=True)), not be silently truncated"
+ZERO_EACH_STEP = "train() must call model.zero_grad() every step, before backward()"
+
+# y = 2x + 0.5 at five points: a fit any small ReLU net can make
+XS = [[-1.0], [-0.5], [0.0], [0.5], [1.0]]
+YS = [-1.5, -0.5, 0.5, 1.5, 2.5]
+
+
+def parts(engine, thing, *names):
+    """thing's attributes, or a one-line failure naming the one that is missing."""
+    for name in names:
+        if not hasattr(thing, name):
+            expect.fail(f"{type(thing).__name__} has no .{name}: keep the weights in .w and the bias in .b "
+                        f"(Neuron), the neurons in .neurons (Layer), the layers in .layers (MLP)")
+    return [getattr(thing, name) for name in names]
+
+
+def set_neuron(engine, neuron, w, b):
+    weights, bias = parts(engine, neuron, "w", "b")
+    for wi, value in zip(weights, w, strict=True):
+        wi.data = value
+    bias.data = b
+
+
+def set_layer(engine, layer, w, b):
+    (neurons,) = parts(engine, layer, "neurons")
+    for neuron in neurons:
+        set_neuron(engine, neuron, w, b)
+
+
+def one_value(engine, out, what):
+    """out, if it is a single Value; otherwise a one-line failure."""
+    expect.true(isinstance(out, engine.Value), f"{what} gave {out!r}, expected a single Value")
+    return out
+
+
+def run(action, rule):
+    """action(); any error but 'not written yet' becomes a one-line failure naming rule."""
+    try:
+        return action()
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the learner
+        expect.fail(f"{type(error).__name__}: {error}: {rule}")
+
+
+def test_parameter_counts(engine):
+    for what, made, want in (("Neuron(3)", lambda: engine.Neuron(3), 4),
+                             ("Layer(3, 4)", lambda: engine.Layer(3, 4), 16),
+                             ("MLP(3, [4, 4, 1])", lambda: engine.MLP(3, [4, 4, 1]), 41),
+                             ("MLP(2, [16, 16, 1])", lambda: engine.MLP(2, [16, 16, 1]), 337)):
+        params = made().parameters()
+        expect.equal(len(params), want, f"len({what}.parameters())",
+                     "one weight per input plus one bias, for every neuron of every layer")
+        expect.true(all(isinstance(p, engine.Value) for p in params),
+                    f"{what}.parameters() holds something that is not a Value: return the Values themselves")
+        expect.equal(len({id(p) for p in params}), want, f"the number of different Values in {what}.parameters()",
+                     "every parameter is its own Value, listed once")
+
+
+def test_same_seed_same_weights_different_seed_different(engine):
+    first = [p.data for p in engine.MLP(3, [4, 4, 1], seed=7).parameters()]
+    again = [p.data for p in engine.MLP(3, [4, 4, 1], seed=7).parameters()]
+    other = [p.data for p in engine.MLP(3, [4, 4, 1], seed=8).parameters()]
+    expect.true(first == again, "MLP(3, [4, 4, 1], seed=7) built twice gave different weights: "
+                                "draw every weight from random.Random(seed), the same seed gives the same numbers")
+    expect.true(first != other, "seed=7 and seed=8 gave the same weights: the seed must drive the random numbers")
+    expect.true(len(set(first)) > len(first) // 2,
+                "most starting weights are equal: draw each weight at random (all-equal neurons learn the same thing)")
+
+
+def test_neuron_is_relu_of_weighted_sum_plus_bias(engine):
+    n = engine.Neuron(3)
+    x = [1.0, 2.0, 3.0]
+    set_neuron(engine, n, [0.5, -1.0, 0.25], 1.0)
+    out = one_value(engine, n(x), "Neuron(3)(x)")
+    expect.equal(out.data, 0.25, "relu(0.5*1 - 1*2 + 0.25*3 + 1)", "a neuron is relu(w . x + b)")
+    n.b.data = -0.5
+    expect.equal(n(x).data, 0.0, "relu(0.5*1 - 1*2 + 0.25*3 - 0.5)",
+                 f"a neuron is relu(w . x + b), and relu of -1.25 is 0 ({HIDDEN_RELU} by default, nonlin=True)")
+
+
+def test_a_linear_neuron_skips_the_relu(engine):
+    n = engine.Neuron(3, nonlin=False)
+    set_neuron(engine, n, [0.5, -1.0, 0.25], -0.5)
+    out = one_value(engine, n([1.0, 2.0, 3.0]), "Neuron(3, nonlin=False)(x)")
+    expect.equal(out.data, -1.25, "Neuron(3, nonlin=False) at w . x + b = -1.25",
+                 "nonlin=False means no ReLU: the neuron returns w . x + b as it is")
+
+
+def test_gradients_flow_back_to_the_neuron_parameters(engine):
+    n = engine.Neuron(3)
+    set_neuron(engine, n, [0.5, -1.0, 0.25], 1.0)
+    out = one_value(engine, n([1.0, 2.0, 3.0]), "Neuron(3)(x)")
+    out.backward()
+    expect.grads("an active neuron's d(out)/d(w_i) = x_i and d(out)/d(b) = 1: the weights and the bias must be "
+                 "the Values the output was built from",
+                 w0=(n.w[0], 1.0), w1=(n.w[1], 2.0), w2=(n.w[2], 3.0), b=(n.b, 1.0))
+
+
+def test_a_layer_gives_one_output_per_neuron(engine):
+    layer = engine.Layer(3, 4)
+    (neurons,) = parts(engine, layer, "neurons")
+    out = layer([1.0, -2.0, 0.5])
+    expect.true(isinstance(out, list) and len(out) == 4 and all(isinstance(o, engine.Value) for o in out),
+                f"Layer(3, 4)(x) gave {out!r}, expected a list of 4 Values: every neuron looks at the same x")
+    expect.equal([o.data for o in out], [n([1.0, -2.0, 0.5]).data for n in neurons], "the layer's outputs",
+                 "output i is neuron i applied to the whole input")
+
+
+def test_the_last_layer_is_linear(engine):
+    model = engine.MLP(2, [3, 1], seed=0)
+    (layers,) = parts(engine, model, "layers")
+    set_layer(engine, layers[0], [1.0, 1.0], 0.0)    # hidden outputs 3, 3, 3
+    set_layer(engine, layers[1], [-1.0, -1.0, -1.0], -0.5)
+    out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 1])(x)")
+    expect.equal(out.data, -9.5, "MLP(2, [3, 1]) output -3 - 3 - 3 - 0.5",
+                 f"{LINEAR_LAST}: an output that has gone through a ReLU can never be negative")
+
+
+def test_hidden_layers_apply_relu(engine):
+    model = engine.MLP(2, [3, 3, 1], seed=0)
+    (layers,) = parts(engine, model, "layers")
+    set_layer(engine, layers[0], [1.0, 1.0], 0.0)         # 3, 3, 3
+    set_layer(engine, layers[1], [-1.0, -1.0, -1.0], 0.0)  # -9 each, so relu gives 0
+    set_layer(engine, layers[2], [1.0, 1.0, 1.0], 0.25)
+    out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 3, 1])(x)")
+    expect.equal(out.data, 0.25, "MLP(2, [3, 3, 1]) output when the second hidden layer's sums are all -9",
+                 f"{HIDDEN_RELU} (every layer but the last), so those -9s become 0 and only the bias 0.25 is left")
+
+
+def test_one_output_is_a_value_several_are_a_list(engine):
+    one = engine.MLP(2, [3, 1], seed=0)([0.5, -1.0])
+    expect.true(isinstance(one, engine.Value),
+                f"MLP(2, [3, 1])(x) gave {one!r}, expected a single Value (so that loss = (out - y)**2 works)")
+    two = engine.MLP(2, [3, 2], seed=0)([0.5, -1.0])
+    expect.true(isinstance(two, list) and len(two) == 2 and all(isinstance(o, engine.Value) for o in two),
+                f"MLP(2, [3, 2])(x) gave {two!r}, expected a list of 2 Values")
+
+
+def test_a_one_wide_hidden_layer_works(engine):
+    model = engine.MLP(2, [16, 1, 1], seed=3)
+    rule = ("a 1-wide hidden layer must hand the next layer a list of one Value "
+            "(micrograd crashes here); only the MLP's final output is unwrapped")
+    out = run(lambda: model([0.5, -1.0]), rule)
+    expect.true(isinstance(out, engine.Value), f"MLP(2, [16, 1, 1])(x) gave {out!r}, expected a Value: {rule}")
+    run(out.backward, rule)
+    expect.true(all(isinstance(p.grad, float) for p in model.parameters()),
+                f"after backward() some grads of MLP(2, [16, 1, 1]) are not floats: {rule}")
+
+
+def test_a_wrong_input_length_raises(engine):
+    n = engine.Neuron(3)
+    expect.raises(ValueError, lambda: n([1.0, 2.0]), f"Neuron(3) given 2 inputs: {STRICT}")
+    expect.raises(ValueError, lambda: n([1.0, 2.0, 3.0, 4.0]), f"Neuron(3) given 4 inputs: {STRICT}")
+    model = engine.MLP(3, [4, 1], seed=0)
+    expect.raises(ValueError, lambda: model([1.0, 2.0]), f"MLP(3, [4, 1]) given 2 inputs: {STRICT}")
+
+
+def test_train_returns_one_loss_per_step(engine):
+    losses = engine.train(engine.MLP(1, [8, 1], seed=2), XS, YS, steps=5, lr=0.1)
+    expect.true(isinstance(losses, list) and len(losses) == 5,
+                f"train(..., steps=5) returned {losses!r}, expected a list of 5 losses, one per step")
+    expect.true(all(type(loss) is float for loss in losses),
+                f"train() returned {[type(loss).__name__ for loss in losses]}: store loss.data (a float), "
+                f"not the Value (which would keep every step's graph alive)")
+
+
+def test_train_reports_the_mean_squared_error(engine):
+    model = engine.MLP(1, [8, 1], seed=2)
+    outs = [one_value(engine, model(x), f"MLP(1, [8, 1])({x})") for x in XS]
+    want = sum((out.data - y) ** 2 for out, y in zip(outs, YS)) / len(XS)
+    losses = engine.train(model, XS, YS, steps=1, lr=0.1)
+    expect.equal(losses[0], want, "the first loss train() returned",
+                 "the loss is the mean squared error over the data set, measured before the step's update")
+
+
+def one_step(engine, model, lr):
+    """The step train() must take: MSE, zero_grad, backward, p -= lr * grad."""
+    loss = sum(((model(x) - y) ** 2 for x, y in zip(XS, YS)), engine.Value(0.0)) / len(XS)
+    model.zero_grad()
+    loss.backward()
+    for p in model.parameters():
+        p.data -= lr * p.grad
+
+
+def test_train_steps_against_the_gradient(engine):
+    model, twin = engine.MLP(1, [8, 1], seed=2), engine.MLP(1, [8, 1], seed=2)
+    one_step(engine, twin, 0.1)
+    engine.train(model, XS, YS, steps=1, lr=0.1)
+    got = [p.data for p in model.parameters()]
+    want = [p.data for p in twin.parameters()]
+    expect.true(all(abs(g - w) < 1e-9 for g, w in zip(got, want)) and len(got) == len(want),
+                "after one step of train(lr=0.1) the parameters are not p - 0.1 * p.grad: "
+                "gradient descent moves every parameter against its gradient, by lr times it")
+
+
+def test_train_zeroes_the_grads_every_step(engine):
+    model, twin = engine.MLP(1, [8, 1], seed=2), engine.MLP(1, [8, 1], seed=2)
+    calls = []
+    zero_grad = model.zero_grad
+    model.zero_grad = lambda: (calls.append(1), zero_grad())[1]
+    engine.train(model, XS, YS, steps=3, lr=0.1)
+    expect.true(len(calls) >= 3, f"train(..., steps=3) called model.zero_grad() {len(calls)} times: {ZERO_EACH_STEP}")
+    for _ in range(3):
+        one_step(engine, twin, 0.1)
+    got = [p.data for p in model.parameters()]
+    want = [p.data for p in twin.parameters()]
+    expect.true(all(abs(g - w) < 1e-9 for g, w in zip(got, want)),
+                f"after 3 steps of train() the parameters differ from 3 clean steps (mean squared error, "
+                f"zero_grad, backward, p.data -= lr * p.grad); if one step matches, old gradients leak into "
+                f"later steps: {ZERO_EACH_STEP}")
+
+
+def test_train_makes_the_loss_fall(engine):
+    losses = engine.train(engine.MLP(1, [8, 1], seed=2), XS, YS, steps=30, lr=0.1)
+    expect.true(losses[-1] < 0.1 * losses[0],
+                f"30 steps of train() took the loss from {losses[0]:.4g} to {losses[-1]:.4g}, expected below "
+                f"10 % of the start: forward, zero_grad, backward, then p.data -= lr * p.grad for every parameter")
