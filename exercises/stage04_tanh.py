@@ -57,7 +57,7 @@ class Value:
         return out
 
     def __neg__(self):  # -self
-        return self * -1
+        return -1 * self
 
     def __radd__(self, other):  # other + self, when other is a plain number
         return self + other

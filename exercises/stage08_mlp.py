@@ -16,14 +16,17 @@ def _leaf_backward():
     """A leaf was made from nothing, so it has no one to pass a gradient to."""
 
 
+_RELEASED = (
+    "backward() was called through a graph a second time, but its gradient "
+    "rules were released after the first backward(). If you really need two "
+    "passes, call backward(retain_graph=True) the first time (and zero_grad() "
+    "in between, or the gradients add up)."
+)
+
+
 def _spent():
     """Stands in for the gradient rules of a graph that backward() has released."""
-    raise RuntimeError(
-        "backward() was called through a graph a second time, but its gradient "
-        "rules were released after the first backward(). If you really need two "
-        "passes, call backward(retain_graph=True) the first time (and zero_grad() "
-        "in between, or the gradients add up)."
-    )
+    raise RuntimeError(_RELEASED)
 
 
 class Value:
@@ -68,7 +71,7 @@ class Value:
         return out
 
     def __neg__(self):  # -self
-        return self * -1
+        return -1 * self
 
     def __radd__(self, other):  # other + self, when other is a plain number
         return self + other
@@ -100,7 +103,7 @@ class Value:
         return out
 
     def relu(self):
-        out = Value(self.data if self.data > 0 else 0.0, (self,), 'ReLU')
+        out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
             self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch
@@ -155,7 +158,7 @@ class Value:
         for node in order:
             if node._prev:
                 node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
-        self.grad = 1.0
+        self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf
         for node in reversed(order):
             node._backward()
         if not retain_graph:

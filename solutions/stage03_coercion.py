@@ -56,7 +56,7 @@ class Value:
 
     def __neg__(self):  # -self
         # BEGIN SOLUTION
-        return self * -1
+        return -1 * self
         # END SOLUTION
 
     def __radd__(self, other):  # other + self, when other is a plain number

@@ -57,7 +57,7 @@ class Value:
         return out
 
     def __neg__(self):  # -self
-        return self * -1
+        return -1 * self
 
     def __radd__(self, other):  # other + self, when other is a plain number
         return self + other
@@ -89,7 +89,7 @@ class Value:
         return out
 
     def relu(self):
-        out = Value(self.data if self.data > 0 else 0.0, (self,), 'ReLU')
+        out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
             self.grad += (out.data > 0) * out.grad  # STUB: self.grad = (out.data > 0) * out.grad
