@@ -13,7 +13,7 @@ Value.tanh (kata hint 4)")``, named after the function that holds it.  A stage
 whose stub is *naive code* rather than a raise (stage 6 assigns where it must
 add) marks single lines instead::
 
-    self.grad += out.grad  # STUB: self.grad = out.grad
+    total += part  # STUB: total = part
 
 and the stub keeps everything after ``# STUB:`` in place of the line.
 """

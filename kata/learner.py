@@ -1,5 +1,511 @@
-"""Placeholder until its issue lands."""
+"""The learner's commands: ``status``, ``check``, ``hint``, ``diff``, ``reset``, ``watch``.
 
+``kata`` alone runs ``status``.  Every command finds the kata from the working
+directory (``manifest.find_root``), runs tests through ``kata.runner`` (results
+cached in ``.kata/`` by file content, so a repeated call is instant), and keeps
+its little state in ``.kata/`` (git-ignored).  Messages are English; hint text
+is in the learner's language (``--lang``, else ``KATA_LANG``, else the locale).
+
+Colour only on a terminal, never with ``NO_COLOR`` set (``FORCE_COLOR`` forces
+it on where ``NO_COLOR`` is unset).  Imports here stay light: the runner,
+difflib and watchdog are imported inside the handlers.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .manifest import LANGS, STAGES, Stage, find_root
+from .manifest import stage as _lookup
+
+LEVELS = (1, 2, 3)
+LANG_NAMES = {"en": "English", "ja": "Japanese"}
+
+
+def pristine_stub(stage: Stage, root) -> str:
+    """The untouched stub of ``stage`` (see ``kata.state.pristine_stub`` for where it comes
+    from); raises ``kata.state.PristineMissing`` when no copy can be found."""
+    from .state import pristine_stub as find
+    return find(stage, Path(root))
+
+
+# --- output -------------------------------------------------------------------
+
+def use_colour(stream=None) -> bool:
+    """Colour on a terminal; never with NO_COLOR (https://no-color.org); FORCE_COLOR forces it."""
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+_CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
+
+
+class Style:
+    """``style.red(text)`` etc.: ANSI colour when enabled, the text unchanged otherwise."""
+
+    def __init__(self, colour: bool, stream=None):
+        self.colour = colour
+        encoding = (getattr(stream or sys.stdout, "encoding", None) or "").lower()
+        fancy = encoding.replace("-", "").startswith("utf")
+        self.tick, self.cross = ("✓", "✗") if fancy else ("+", "x")
+
+    def __getattr__(self, name):
+        code = _CODES.get(name)
+        if code is None:
+            raise AttributeError(name)
+        return (lambda text: f"\033[{code}m{text}\033[0m") if self.colour else (lambda text: text)
+
+
+def _style(stream=None) -> Style:
+    return Style(use_colour(stream), stream)
+
+
+def say(*parts, file=None):
+    print(*parts, file=file or sys.stdout, flush=True)
+
+
+def error(text: str) -> None:
+    say(f"kata: {text}", file=sys.stderr)
+
+
+class Refusal(Exception):
+    """A command that cannot go on: print the message, exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+def _handler(function):
+    """Wrap a command so a ``Refusal`` becomes its message on stderr and an exit code."""
+    def run(args) -> int:
+        try:
+            return function(args)
+        except Refusal as refusal:
+            error(str(refusal))
+            return refusal.code
+    run.__doc__ = function.__doc__
+    return run
+
+
+def pick_stage(number) -> Stage:
+    try:
+        return _lookup(number)
+    except ValueError as problem:
+        raise Refusal(str(problem), code=2) from None
+
+
+def rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- results ----------------------------------------------------------------
+
+def _announce(stages) -> None:
+    """On a terminal, say which tests are running (they may take a few seconds); then erase it."""
+    stream = sys.stderr
+    try:
+        if not stream.isatty():
+            return
+    except (AttributeError, ValueError):
+        return
+    if stages:
+        numbers = ", ".join(str(s.number) for s in stages)
+        stream.write(f"running the tests of stage{'s' * (len(stages) > 1)} {numbers}...")
+    else:
+        stream.write("\r\033[K")
+    stream.flush()
+
+
+def results(stages, root, fresh=False):
+    from .state import cached_results
+    return cached_results(stages, root, fresh=fresh, announce=_announce)
+
+
+def first_unfinished(all_results) -> Stage | None:
+    for s in STAGES:
+        if not all_results[s.number].ok:
+            return s
+    return None
+
+
+def stage_state(s: Stage, result, root: Path) -> str:
+    """done, in progress, not started (or: file missing)."""
+    if result.ok:
+        return "done"
+    if not (root / s.source("exercises")).is_file():
+        return "file missing"
+    from .state import is_pristine
+    untouched = is_pristine(s, root)
+    if untouched is None:  # no pristine copy to compare with: judge by the tests
+        untouched = result.passed == 0
+    return "not started" if untouched else "in progress"
+
+
+def short_name(name: str, s: Stage) -> str:
+    own = f"[{s.module}]"
+    return name.removesuffix(own)
+
+
+def message_lines(message: str, limit: int = 3) -> list[str]:
+    """The informative first lines of a failure (pytest-check's rulers and tallies dropped)."""
+    lines = []
+    for line in message.splitlines():
+        line = line.strip()
+        if not line or set(line) <= set("-=_") or line.startswith("Failed Checks:"):
+            continue
+        line = line.removeprefix("FAILURE: ")
+        if line not in lines:
+            lines.append(line)
+    if len(lines) > limit:
+        more = len(lines) - limit
+        lines = lines[:limit] + [f"(and {more} more line{'s' * (more > 1)})"]
+    return lines or ["(no message)"]
+
+
+def report(result, root: Path, style: Style, out=say) -> bool:
+    """Print one stage's result: failures grouped by message, or the congratulation."""
+    s = result.stage
+    head = f"Stage {s.number} - {s.title}"
+    if result.problem:
+        out(style.red(f"{style.cross} {head}: could not be tested"))
+        for line in result.problem.splitlines()[:12]:
+            out(f"    {line}")
+        return False
+    if result.ok:
+        out(style.green(style.bold(f"{style.tick} {head}: all {result.total} tests pass. Well done!")))
+        out(f"  What it taught: {s.lesson}")
+        later = [t for t in STAGES if t.number > s.number]
+        steps = []
+        if (root / s.source("solutions")).is_file():
+            steps.append(f"compare with the reference: kata diff {s.number}")
+        steps.append(f"go on to stage {later[0].number} ({later[0].title}): kata check {later[0].number}"
+                     if later else "that was the last stage: your engine is complete")
+        out(f"  Next: {steps[0]}")
+        for step in steps[1:]:
+            out(f"  then: {step}")
+        return True
+    out(style.bold(f"{head}: {result.passed}/{result.total} tests pass"))
+    out("")
+    groups: dict[str, list[str]] = {}
+    for t in result.tests:
+        if t.status != "passed":
+            groups.setdefault(t.message, []).append(short_name(t.name, s))
+    for message, names in groups.items():
+        shown = ", ".join(names[:3])
+        if len(names) > 3:
+            shown += f" and {len(names) - 3} more"
+        out(style.red(f"{style.cross} {shown}"))
+        for line in message_lines(message):
+            out(f"    {line}")
+    failing = result.total - result.passed
+    out("")
+    out(f"{failing} test{'s' * (failing != 1)} to go. Fix the first, then run `kata check {s.number}` again."
+        f" Stuck? kata hint {s.number}")
+    return False
+
+
+# --- status -----------------------------------------------------------------
+
+def _status(args) -> int:
+    root = find_root()
+    style = _style()
+    got = results(STAGES, root)
+    width = max(len(s.title) for s in STAGES)
+    out = say
+    out(style.bold(f"{'#':>2}  {'stage':<{width}}  {'tests':>7}  state"))
+    colours = {"done": style.green, "in progress": style.yellow, "file missing": style.red}
+    problems = []
+    for s in STAGES:
+        r = got[s.number]
+        state = stage_state(s, r, root)
+        if r.problem:
+            tests = "-"
+            problems.append((s, "no tests yet" if r.problem.endswith("is missing")
+                             else f"could not be tested (kata check {s.number} shows why): "
+                                  f"{r.problem.splitlines()[0]}"))
+        else:
+            tests = f"{r.passed}/{r.total}"
+        paint = colours.get(state, lambda text: text)
+        out(f"{s.number:>2}  {s.title:<{width}}  {tests:>7}  {paint(state)}")
+    for s, problem in problems:
+        out(style.dim(f"    stage {s.number}: {problem.splitlines()[0]}"))
+    nxt = first_unfinished(got)
+    if nxt is None:
+        last = STAGES[-1].number
+        compare = (f" Compare with the reference: kata diff {last}"
+                   if (root / STAGES[-1].source("solutions")).is_file() else "")
+        out(style.bold(f"All {len(STAGES)} stages pass: your engine is complete.{compare}"))
+        return 0
+    state = stage_state(nxt, got[nxt.number], root)
+    where = nxt.source("exercises")
+    if state == "not started":
+        line = f"Next: stage {nxt.number} ({nxt.title}): edit {where}, then run: kata check {nxt.number}"
+    elif state == "file missing":
+        line = f"Next: stage {nxt.number} ({nxt.title}): {where} is missing; restore its stub: kata reset {nxt.number}"
+    else:
+        line = f"Next: finish stage {nxt.number} ({nxt.title}) in {where}, then run: kata check {nxt.number}"
+    out(style.bold(line))
+    return 0
+
+
+# --- check ------------------------------------------------------------------
+
+def _check(args) -> int:
+    root = find_root()
+    style = _style()
+    if args.stage is None:
+        s = first_unfinished(results(STAGES, root))
+        if s is None:
+            say(style.green(f"{style.tick} All {len(STAGES)} stages pass. "
+                            f"Run one again with: kata check N (N = 1..{STAGES[-1].number})"))
+            return 0
+    else:
+        s = pick_stage(args.stage)
+    result = results([s], root, fresh=True)[s.number]
+    return 0 if report(result, root, style) else 1
+
+
+# --- hint -------------------------------------------------------------------
+
+def choose_lang(flag: str | None = None) -> str:
+    """--lang, else KATA_LANG, else the locale (ja* means Japanese), else English."""
+    if flag:
+        return flag
+    wanted = os.environ.get("KATA_LANG", "").strip().lower()
+    if wanted:
+        for lang in LANGS:
+            if wanted.startswith(lang):
+                return lang
+        error(f"KATA_LANG={wanted!r} is not one of {', '.join(LANGS)}; using the locale")
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var)
+        if value:  # POSIX: the first one set wins
+            return "ja" if value.lower().startswith("ja") else "en"
+    return "en"
+
+
+def parse_hints(text: str) -> tuple[str, dict[int, tuple[str, str]]]:
+    """The title (first line) and ``{level: (heading, body)}`` of a hint file."""
+    lines = text.splitlines()
+    title = lines[0].lstrip("#").strip() if lines else ""
+    levels: dict[int, tuple[str, list[str]]] = {}
+    current = None
+    for line in lines[1:]:
+        if line.startswith("## Level"):
+            digits = "".join(ch for ch in line[len("## Level"):].lstrip()[:2] if ch.isdigit())
+            current = int(digits) if digits else None
+            if current is not None:
+                levels[current] = (line.lstrip("#").strip(), [])
+            continue
+        if current is not None:
+            levels[current][1].append(line)
+    return title, {n: (head, "\n".join(body).strip("\n")) for n, (head, body) in levels.items()}
+
+
+def _hint(args) -> int:
+    from .state import hint_seen, record_hint
+    root = find_root()
+    style = _style()
+    s = pick_stage(args.stage)
+    lang = choose_lang(args.lang)
+    tried = [lang] + [other for other in LANGS if other != lang]
+    path = next((root / s.hint_file(l) for l in tried if (root / s.hint_file(l)).is_file()), None)
+    if path is None:
+        raise Refusal(f"no hints for stage {s.number} yet: {s.hint_file(lang)} is missing. "
+                      f"Meanwhile, the tests say what is expected: {s.test_file}")
+    shown_lang = path.parent.name
+    if hasattr(sys.stdout, "reconfigure"):  # a terminal that cannot show Japanese gets '?', not a crash
+        try:
+            sys.stdout.reconfigure(errors="replace")
+        except (AttributeError, ValueError, OSError):
+            pass
+    title, levels = parse_hints(path.read_text(encoding="utf-8"))
+    top = max((n for n in levels if n in LEVELS), default=0)
+    if not top:
+        raise Refusal(f"{rel(path, root)} has no '## Level 1' section")
+    seen = hint_seen(s, root)
+    level = args.level or min(seen + 1, top)
+    if level not in levels:
+        raise Refusal(f"{rel(path, root)} has no '## Level {level}' section")
+    if shown_lang != lang:
+        say(style.dim(f"(no {LANG_NAMES.get(lang, lang)} hint for stage {s.number} yet: "
+                      f"showing {LANG_NAMES.get(shown_lang, shown_lang)})"))
+    heading, body = levels[level]
+    say(style.bold(title or f"Stage {s.number}: {s.title}"))
+    say(style.cyan(heading) + style.dim(f"  ({level} of {top})"))
+    say("")
+    say(body)
+    say("")
+    record_hint(s, root, level)
+    if level < top:
+        say(style.dim(f"More help: kata hint {s.number} (level {level + 1} of {top})"))
+    elif args.level is None and seen >= top:
+        say(style.dim(f"That was already the last hint (level {top}): it stays here. "
+                      f"The tests in {s.test_file} show exactly what is expected."))
+    else:
+        say(style.dim(f"This is the last hint (level {top}). Run `kata check {s.number}` when ready."))
+    return 0
+
+
+# --- diff -------------------------------------------------------------------
+
+def _diff(args) -> int:
+    import difflib
+
+    from .build import strip_markers
+    root = find_root()
+    style = _style()
+    s = pick_stage(args.stage)
+    reference = root / s.source("solutions")
+    mine = root / s.source("exercises")
+    if not reference.is_file():
+        raise Refusal(f"this copy of the kata has no reference solution ({s.source('solutions')} is missing), "
+                      f"so there is nothing to compare with. Your instructor's copy has it.")
+    if not mine.is_file():
+        raise Refusal(f"{s.source('exercises')} is missing; restore its stub with: kata reset {s.number}")
+    if not args.reveal:
+        result = results([s], root)[s.number]
+        if not result.ok:
+            tally = "could not be tested" if result.problem else f"{result.passed}/{result.total} tests pass"
+            raise Refusal(
+                f"stage {s.number} does not pass yet ({tally}), and the diff would show you the answer. "
+                f"Finish it first (kata check {s.number}; stuck? kata hint {s.number}), "
+                f"or look anyway with: kata diff {s.number} --reveal")
+    ours = mine.read_text(encoding="utf-8").splitlines(keepends=True)
+    theirs = strip_markers(reference.read_text(encoding="utf-8")).splitlines(keepends=True)
+    lines = list(difflib.unified_diff(ours, theirs, fromfile=f"{s.source('exercises')} (yours)",
+                                      tofile=f"{s.source('solutions')} (reference)"))
+    if not lines:
+        say(style.green(f"{style.tick} {s.source('exercises')} is identical to the reference."))
+        return 0
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith(("---", "+++")):
+            line = style.bold(line)
+        elif line.startswith("@@"):
+            line = style.cyan(line)
+        elif line.startswith("-"):
+            line = style.red(line)
+        elif line.startswith("+"):
+            line = style.green(line)
+        say(line)
+    return 0
+
+
+# --- reset ------------------------------------------------------------------
+
+def confirm(question: str) -> bool:
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def _reset(args) -> int:
+    from .build import backup
+    from .state import PristineMissing, write_atomic
+    root = find_root()
+    s = pick_stage(args.stage)
+    path = root / s.source("exercises")
+    try:
+        stub = pristine_stub(s, root)
+    except PristineMissing as problem:
+        raise Refusal(f"{problem}. Your file is untouched.") from None
+    where = s.source("exercises")
+    if path.is_file() and path.read_text(encoding="utf-8") == stub:
+        say(f"{where} is already the original stub of stage {s.number}: nothing to reset.")
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise Refusal(f"reset replaces {where} and needs confirmation, but there is no terminal to ask on. "
+                          f"Run `kata reset {s.number} --yes` (your file is still backed up first).")
+        if not confirm(f"Replace {where} with the original stub of stage {s.number}? "
+                       f"(your current file is saved to .kata/backups/ first)"):
+            say("Nothing changed.")
+            return 1
+    if path.exists():
+        saved = backup(path, root)  # raises if it cannot: then nothing is replaced
+        say(f"Saved your {where} to {rel(saved, root)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, stub)
+    say(f"Restored the original stub of stage {s.number} in {where}. Start again with: kata check {s.number}")
+    return 0
+
+
+# --- watch ------------------------------------------------------------------
+
+def _watch(args) -> int:
+    from .learner_watch import watch
+    root = find_root()
+    s = pick_stage(args.stage) if args.stage is not None else None
+    return watch(root, s, poll=args.poll)
+
+
+# --- registration -----------------------------------------------------------
 
 def register(sub) -> None:
-    pass
+    langs = ", ".join(LANGS)
+    p = sub.add_parser(
+        "status", help="every stage's tests and state, and what to do next (the default command)",
+        description="Show one row per stage (tests passed / total; done, in progress or not started) "
+                    "and the next command to run. Runs the tests; results are cached in .kata/ by "
+                    "file content, so a second call is instant.")
+    p.set_defaults(func=_handler(_status))
+
+    p = sub.add_parser(
+        "check", help="run one stage's tests and explain each failure",
+        description="Run the tests of stage N (default: the first unfinished stage) and print each "
+                    "failure with its teaching message. Exit 0 if and only if the stage passes.")
+    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
+    p.set_defaults(func=_handler(_check))
+
+    p = sub.add_parser(
+        "hint", help="the next hint for a stage (three levels, English or Japanese)",
+        description="Show a hint for stage N. Each call without --level shows the next level not yet "
+                    "seen (1, 2, then 3, which stays). Language: --lang, else KATA_LANG, else the "
+                    "locale (LC_ALL, LC_MESSAGES, LANG starting with 'ja' means Japanese), else English.")
+    p.add_argument("stage", metavar="N", help="stage number")
+    p.add_argument("--level", type=int, choices=LEVELS, help="show this level (1 nudge, 2 more, 3 nearly the answer)")
+    p.add_argument("--lang", choices=LANGS, help=f"language of the hint ({langs})")
+    p.set_defaults(func=_handler(_hint))
+
+    p = sub.add_parser(
+        "diff", help="compare your module with the reference (once the stage passes)",
+        description="Show a unified diff of exercises/ against the reference in solutions/ (markers "
+                    "stripped), coloured on a terminal. Refused before the stage passes, as it would "
+                    "spoil the exercise, unless --reveal is given.")
+    p.add_argument("stage", metavar="N", help="stage number")
+    p.add_argument("--reveal", action="store_true", help="show the diff even though the stage does not pass yet")
+    p.set_defaults(func=_handler(_diff))
+
+    p = sub.add_parser(
+        "reset", help="restore a stage's original stub (your file is backed up first)",
+        description="Replace exercises/ stage N with its untouched stub. Your current file is first "
+                    "copied to .kata/backups/ under a timestamped name, which is printed: nothing you "
+                    "wrote is lost. Asks for confirmation unless --yes.")
+    p.add_argument("stage", metavar="N", help="stage number")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=_handler(_reset))
+
+    p = sub.add_parser(
+        "watch", help="re-run a stage's tests every time you save",
+        description="Run the tests of stage N (default: the first unfinished one, moving on when it "
+                    "passes) every time a file under exercises/ is saved. Ctrl-C stops.")
+    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
+    p.add_argument("--poll", action="store_true",
+                   help="poll for changes instead of using file-system events (also: KATA_WATCH_POLL=1)")
+    p.set_defaults(func=_handler(_watch))

@@ -1,0 +1,124 @@
+"""``kata watch``: re-run a stage's tests every time a file in ``exercises/`` is saved.
+
+File events come from watchdog when it is installed; a poll of the files'
+modification times runs beside it, so a file system that delivers no events
+(network drives, some containers) still works, and ``--poll`` /
+``KATA_WATCH_POLL=1`` (or a missing watchdog) uses the poll alone.  Editors
+often write a file several times per save: a change starts a short quiet
+period, and the tests run once the files stop changing.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .learner import _style, first_unfinished, report, results, say
+from .manifest import STAGES, Stage
+
+POLL_INTERVAL = 0.5   # seconds between two looks at the files
+DEBOUNCE = 0.3        # quiet time after the last change before the tests run
+WRITES = {"modified", "created", "moved", "deleted", "closed"}  # watchdog events that mean a save
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each Python file's (modification time, size): a cheap fingerprint of the folder."""
+    found = {}
+    try:
+        for path in folder.rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            found[str(path)] = (info.st_mtime_ns, info.st_size)
+    except OSError:
+        pass
+    return found
+
+
+def start_observer(folder: Path, changed: threading.Event):
+    """A watchdog observer that sets ``changed`` on every Python file event; None without watchdog."""
+    try:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+    except ImportError:
+        return None
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event):
+            # Reading a file (pytest does) raises "opened" and "closed_no_write" events: not a save.
+            if event.event_type not in WRITES:
+                return
+            paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
+            if any(str(p).endswith(".py") for p in paths if p):
+                changed.set()
+
+    observer = Observer()
+    observer.daemon = True
+    try:
+        observer.schedule(Handler(), str(folder), recursive=True)
+        observer.start()
+    except Exception:  # noqa: BLE001 - e.g. out of inotify watches: polling still works
+        return None
+    return observer
+
+
+def wait_for_change(folder: Path, changed: threading.Event, seen: dict) -> dict:
+    """Block until the files differ from ``seen`` (or an event fires) and then stay quiet
+    for ``DEBOUNCE`` seconds; return the new snapshot."""
+    while True:
+        fired = changed.wait(POLL_INTERVAL)
+        now = snapshot(folder)
+        if fired or now != seen:
+            break
+    while True:  # debounce: wait until nothing changes for a moment
+        changed.clear()
+        time.sleep(DEBOUNCE)
+        later = snapshot(folder)
+        if not changed.is_set() and later == now:
+            return later
+        now = later
+
+
+def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
+    style = _style()
+    folder = root / "exercises"
+    poll = poll or bool(os.environ.get("KATA_WATCH_POLL"))
+    changed = threading.Event()
+    observer = None if poll else start_observer(folder, changed)
+    how = "file events" if observer else "polling"
+    tty = sys.stdout.isatty()
+    target = given
+    try:
+        seen = snapshot(folder)
+        while True:
+            if target is None:
+                target = first_unfinished(results(STAGES, root))
+            if tty:
+                sys.stdout.write("\033[2J\033[H")  # a fresh screen for the latest result
+            stamp = time.strftime("%H:%M:%S")
+            if target is None:
+                say(style.green(f"{style.tick} Every stage passes. [{stamp}]"))
+            else:
+                say(style.dim(f"kata watch: stage {target.number} - {target.title} [{stamp}]"))
+                result = results([target], root)[target.number]
+                ok = report(result, root, style)
+                if ok and given is None:
+                    target = first_unfinished(results(STAGES, root))
+                    if target is not None:
+                        say(style.bold(f"Now watching stage {target.number} ({target.title}): "
+                                       f"edit {target.source('exercises')} and save."))
+            say(style.dim(f"Watching exercises/ for changes ({how}). Press Ctrl-C to stop."))
+            seen = wait_for_change(folder, changed, seen)
+    except KeyboardInterrupt:
+        say("\nStopped watching.")
+        return 0
+    finally:
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=2)
+

@@ -1,0 +1,236 @@
+"""What the learner's commands remember between calls, all under ``.kata/``
+(git-ignored): test results keyed by file content, hint progress, and where
+the pristine stubs come from.
+
+Layout of ``.kata/``::
+
+    .kata/cache/results.json   test results, one entry per stage, keyed by content hash
+    .kata/progress.json        the highest hint level seen, per stage
+    .kata/backups/             every file ``kata reset`` / ``kata build`` replaced
+    .kata/pristine/            untouched stubs, if someone put them there (see pristine_stub)
+
+A student copy made by ``kata release`` keeps its untouched stubs in the
+committed folder ``.kata-pristine/exercises/`` instead.
+
+Nothing here imports the runner or anything slow: ``kata --help`` stays fast.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .manifest import Stage
+
+CACHE_VERSION = 1
+PRISTINE_DIR = ".kata-pristine"  # the student copy's stubs, as kata/release.py ships them
+
+
+def kata_dir(root: Path) -> Path:
+    return Path(root) / ".kata"
+
+
+def load_json(path: Path, default):
+    """The JSON in ``path``, or ``default`` when it is missing or unreadable
+    (a damaged state file must never stop a learner)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return default
+
+
+def save_json(path: Path, data) -> None:
+    """Write atomically: a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --- pristine stubs ---------------------------------------------------------
+
+class PristineMissing(LookupError):
+    """No copy of a stage's untouched stub could be found."""
+
+
+def _git_original(root: Path, relpath: str) -> str | None:
+    """The file as the commit that first added it had it (the release commit
+    of a student copy, even after the learner commits their own work)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], check=False, capture_output=True,
+                              text=True, timeout=10)
+    try:
+        log = git("log", "--diff-filter=A", "--format=%H", "--", relpath)
+        if log.returncode != 0:
+            return None
+        commits = log.stdout.split()
+        for commit in [commits[-1]] if commits else []:
+            shown = git("show", f"{commit}:./{relpath}")
+            if shown.returncode == 0:
+                return shown.stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
+
+
+def pristine_stub(stage: Stage, root: Path) -> str:
+    """The untouched stub of ``stage``: what ``exercises/<module>.py`` held
+    before the learner wrote anything.  Looked for, in this order:
+
+    1. ``solutions/<module>.py`` (a maintainer's copy): generated exactly as
+       ``kata build`` does, so it is always current;
+    2. ``.kata-pristine/exercises/<module>.py`` (a student copy): what
+       ``kata release`` ships (kata/release.py, ``PRISTINE_DIR``); committed,
+       so it survives a clone of a GitHub Classroom template;
+    3. ``.kata/pristine/<module>.py``: a local, git-ignored copy (e.g. dropped in
+       by an instructor's own packaging);
+    4. git: the file as the commit that first added it holds it.
+
+    Raises ``PristineMissing`` naming the places it looked.
+    """
+    root = Path(root)
+    reference = root / stage.source("solutions")
+    if reference.is_file():
+        from .build import stub_source
+        return stub_source(reference.read_text(encoding="utf-8"), stage, str(reference))
+    for shipped in (root / PRISTINE_DIR / stage.source("exercises"),
+                    kata_dir(root) / "pristine" / f"{stage.module}.py"):
+        if shipped.is_file():
+            return shipped.read_text(encoding="utf-8")
+    from_git = _git_original(root, stage.source("exercises"))
+    if from_git is not None:
+        return from_git
+    raise PristineMissing(
+        f"cannot find the original stub of stage {stage.number}: looked for "
+        f"{stage.source('solutions')}, {PRISTINE_DIR}/{stage.source('exercises')}, "
+        f".kata/pristine/{stage.module}.py and "
+        f"{stage.source('exercises')} in git history")
+
+
+def is_pristine(stage: Stage, root: Path) -> bool | None:
+    """True if the learner's module is the untouched stub; None if unknown."""
+    try:
+        stub = pristine_stub(stage, root)
+    except PristineMissing:
+        return None
+    path = Path(root) / stage.source("exercises")
+    try:
+        return path.read_text(encoding="utf-8") == stub
+    except OSError:
+        return False
+
+
+# --- test results, cached by content ------------------------------------------
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
+    """A hash of everything a stage's result depends on: the module under
+    test, its test file, the shared test code, the pytest settings, the impl
+    and the interpreter."""
+    from . import __version__
+    root = Path(root)
+    files = [stage.source(impl), stage.test_file, "conftest.py", "tests/expect.py",
+             "tests/conftest.py", "pyproject.toml"]
+    h = hashlib.sha256(f"{CACHE_VERSION}|{__version__}|{sys.version}|{impl}|{stage.number}".encode())
+    for name in files:
+        h.update(f"|{name}={_digest(root / name)}".encode())
+    return h.hexdigest()
+
+
+def cache_path(root: Path) -> Path:
+    return kata_dir(root) / "cache" / "results.json"
+
+
+def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = False, run=None,
+                   announce=None):
+    """Every stage's ``StageResult``, re-running (in one pytest process) only
+    the stages whose files changed since their result was stored (all of them
+    with ``fresh``).  ``announce(stages)`` is called before a run, if given."""
+    from .runner import Outcome, StageResult
+    if run is None:
+        from .runner import run
+    root = Path(root)
+    store = load_json(cache_path(root), {})
+    if not isinstance(store, dict):
+        store = {}
+    keys = {s.number: result_key(s, root, impl) for s in stages}
+    results, stale = {}, []
+    for s in stages:
+        entry = store.get(f"{impl}:{s.number}")
+        if not fresh and isinstance(entry, dict) and entry.get("key") == keys[s.number]:
+            try:
+                tests = [Outcome(*t) for t in entry["tests"]]
+                results[s.number] = StageResult(s, impl, tests, entry.get("problem", ""))
+                continue
+            except (KeyError, TypeError):
+                pass
+        stale.append(s)
+    if stale:
+        if announce:
+            announce(stale)
+        try:
+            new = run(impl, stale, root)
+        finally:
+            if announce:
+                announce([])
+        for s in stale:
+            r = new[s.number]
+            results[s.number] = r
+            # A crash or a time-out may be passing trouble: never remember it.
+            if r.problem and not r.problem.endswith("is missing"):
+                store.pop(f"{impl}:{s.number}", None)
+                continue
+            # Re-hash after the run: a file saved during it must not get this result.
+            if result_key(s, root, impl) == keys[s.number]:
+                store[f"{impl}:{s.number}"] = {
+                    "key": keys[s.number], "problem": r.problem,
+                    "tests": [[t.name, t.status, t.message] for t in r.tests]}
+        try:
+            save_json(cache_path(root), store)
+        except OSError:
+            pass  # a read-only copy still gets its results, just not cached
+    return {s.number: results[s.number] for s in stages}
+
+
+# --- hint progress ----------------------------------------------------------
+
+def progress_path(root: Path) -> Path:
+    return kata_dir(root) / "progress.json"
+
+
+def hint_seen(stage: Stage, root: Path) -> int:
+    """The highest hint level already shown for ``stage`` (0: none)."""
+    data = load_json(progress_path(root), {})
+    try:
+        return int(data.get("hints", {}).get(str(stage.number), 0))
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
+def record_hint(stage: Stage, root: Path, level: int) -> None:
+    data = load_json(progress_path(root), {})
+    if not isinstance(data, dict) or not isinstance(data.get("hints"), dict):
+        data = {**(data if isinstance(data, dict) else {}), "hints": {}}
+    seen = max(level, hint_seen(stage, root))
+    data["hints"][str(stage.number)] = seen
+    try:
+        save_json(progress_path(root), data)
+    except OSError:
+        pass

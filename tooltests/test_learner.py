@@ -1,0 +1,518 @@
+"""The learner's commands (kata/learner.py): status, check, hint, diff, reset, watch.
+
+Every test works in a throwaway copy of the kata, so the real exercises/ is never
+touched.  The copies share a test-result cache warmed once per session (results are
+keyed by file content, so a copied cache is as valid as the original).
+"""
+import os
+import select
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kata import cli, state
+from kata.build import strip_markers
+from kata.manifest import STAGES, stage
+
+ROOT = Path(__file__).resolve().parent.parent
+COLOUR_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "KATA_WATCH_POLL")
+
+HINT_EN = """# Stage 1: the Value skeleton
+
+## Level 1 - a nudge
+EN-ONE: a Value stores its number.
+
+## Level 2 - a closer look
+EN-TWO: store float(data).
+
+## Level 3 - nearly the answer
+EN-THREE: self.data = float(data)
+"""
+HINT_JA = """# ステージ1: Value の骨格
+
+## Level 1 - ヒント
+JA-ONE: 数を保存します。
+
+## Level 2 - もう少し
+JA-TWO: float(data)
+
+## Level 3 - ほぼ答え
+JA-THREE: self.data = float(data)
+"""
+
+
+def copy_kata(target: Path) -> Path:
+    for name in ("exercises", "solutions", "tests"):
+        shutil.copytree(ROOT / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conftest.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, target / name)
+    for lang in ("en", "ja"):
+        (target / "hints" / lang).mkdir(parents=True)
+    (target / stage(1).hint_file("en")).write_text(HINT_EN, encoding="utf-8")
+    (target / stage(1).hint_file("ja")).write_text(HINT_JA, encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory):
+    """A pristine copy whose every stage result is already cached."""
+    root = copy_kata(tmp_path_factory.mktemp("template"))
+    for n in (1, 2):  # make sure the pristine stubs really are what the generator writes
+        s = stage(n)
+        assert (root / s.source("exercises")).read_text() == state.pristine_stub(s, root)
+    state.cached_results(STAGES, root)
+    return root
+
+
+@pytest.fixture
+def kata(template, tmp_path, monkeypatch):
+    root = tmp_path / "kata"
+    shutil.copytree(template, root)
+    monkeypatch.chdir(root)
+    for var in COLOUR_VARS:
+        monkeypatch.delenv(var, raising=False)
+    return root
+
+
+def run_kata(capsys, *argv):
+    """``kata argv`` in this process: (exit code, stdout, stderr)."""
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def solve(root, n, change=None):
+    s = stage(n)
+    text = strip_markers((root / s.source("solutions")).read_text(encoding="utf-8"))
+    if change:
+        text = change(text)
+    (root / s.source("exercises")).write_text(text, encoding="utf-8")
+
+
+def no_runs(monkeypatch):
+    """Make any test run an error: what follows must come from the cache."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the tests were run although the cache should have answered")
+    monkeypatch.setattr("kata.runner.run", refuse)
+
+
+# --- help and start-up ------------------------------------------------------------
+
+def test_help_lists_every_learner_command_and_each_has_its_own_help(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("status", "check", "hint", "diff", "reset", "watch"):
+        assert command in out
+        with pytest.raises(SystemExit) as done:
+            cli.main([command, "--help"])
+        assert done.value.code == 0
+        assert f"usage: kata {command}" in capsys.readouterr().out
+
+
+def test_help_starts_fast_without_importing_the_heavy_parts():
+    code = ("import time, sys; t = time.perf_counter(); import kata.cli; p = kata.cli.parser(); "
+            "print(time.perf_counter() - t); "
+            "print(*[m for m in ('kata.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') if m in sys.modules])")
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30)
+    seconds, heavy = proc.stdout.splitlines()[0], proc.stdout.splitlines()[1:]
+    assert float(seconds) < 0.3
+    assert heavy == [] or heavy == [""]
+
+
+# --- status -----------------------------------------------------------------------
+
+def test_status_has_one_row_per_stage_and_names_the_next_command(kata, capsys):
+    code, out, _ = run_kata(capsys, "status")
+    assert code == 0
+    lines = out.splitlines()
+    for s in STAGES:
+        row = next(line for line in lines if line.split()[:1] == [str(s.number)])
+        assert s.title in row and "not started" in row
+    assert "0/9" in next(line for line in lines if line.split()[:1] == ["1"])
+    assert lines[-1] == ("Next: stage 1 (Value skeleton): edit exercises/stage01_value.py, "
+                         "then run: kata check 1")
+
+
+def test_kata_alone_runs_status(kata, capsys):
+    assert run_kata(capsys)[1] == run_kata(capsys, "status")[1]
+
+
+def test_status_answers_from_the_cache_until_a_file_changes(kata, capsys, monkeypatch):
+    solve(kata, 1)
+    solve(kata, 2, lambda t: t.replace("self.grad += other.data * out.grad", "self.grad += out.grad", 1))
+    _, out, _ = run_kata(capsys, "status")  # runs stages 1 and 2 only: their files changed
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:2].strip().isdigit()}
+    assert "9/9" in rows["1"] and rows["1"].rstrip().endswith("done")
+    assert rows["2"].rstrip().endswith("in progress") and "/9" in rows["2"] and "9/9" not in rows["2"]
+    assert out.splitlines()[-1].startswith("Next: finish stage 2 (add and mul)")
+    no_runs(monkeypatch)
+    started = time.perf_counter()
+    assert run_kata(capsys, "status")[1] == out
+    assert time.perf_counter() - started < 0.5
+
+
+def test_the_cache_key_covers_the_module_its_tests_and_the_shared_test_code(kata):
+    s = stage(1)
+    before = state.result_key(s, kata)
+    for name in (s.source("exercises"), s.test_file, "conftest.py", "tests/expect.py"):
+        path = kata / name
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# touched\n")
+        assert state.result_key(s, kata) != before, name
+        path.write_bytes(original)
+    assert state.result_key(s, kata) == before
+    assert state.result_key(s, kata, "solutions") != before
+
+
+# --- check ------------------------------------------------------------------------
+
+def test_check_lists_failures_with_their_teaching_messages(kata, capsys):
+    code, out, _ = run_kata(capsys, "check", "1")
+    assert code == 1
+    assert "Stage 1 - Value skeleton: 0/9 tests pass" in out
+    assert "test_data_is_stored_as_a_float" in out
+    assert "not written yet: stage 1: write Value.__init__ (kata hint 1)" in out
+    assert "Traceback" not in out and "[stage01_value]" not in out
+
+
+def test_check_shows_each_broken_rule(kata, capsys):
+    solve(kata, 2, lambda t: t.replace("self.grad += other.data * out.grad", "self.grad += out.grad", 1))
+    code, out, _ = run_kata(capsys, "check", "2")
+    assert code == 1
+    failures = [line for line in out.splitlines() if line.startswith("✗ ")]
+    assert "✗ test_mul_rule_multiplies_by_out_grad" in failures and len(failures) == 3
+    assert out.count("-> kata hint 2") == 3 and "a.grad is " in out  # each rule's own message
+    assert "Failed Checks" not in out and "-----" not in out
+
+
+def test_check_success_congratulates_teaches_and_points_on(kata, capsys):
+    solve(kata, 1)
+    code, out, _ = run_kata(capsys, "check", "1")
+    assert code == 0
+    assert "all 9 tests pass" in out
+    assert stage(1).lesson in out
+    assert "kata diff 1" in out and "kata check 2" in out
+
+
+def test_check_without_a_number_takes_the_first_unfinished_stage(kata, capsys):
+    assert "Stage 1 - " in run_kata(capsys, "check")[1]
+    solve(kata, 1)
+    code, out, _ = run_kata(capsys, "check")
+    assert code == 1 and "Stage 2 - add and mul" in out
+
+
+@pytest.mark.parametrize("argv", [["check", "9"], ["hint", "0"], ["diff", "x"], ["reset", "9", "--yes"],
+                                  ["watch", "12"]])
+def test_an_unknown_stage_lists_the_valid_ones(kata, capsys, argv):
+    code, out, err = run_kata(capsys, *argv)
+    assert code == 2
+    assert "the stages are 1, 2, 3, 4, 5, 6, 7, 8" in err
+    assert out == ""
+
+
+# --- hint -------------------------------------------------------------------------
+
+def test_hint_shows_the_next_unseen_level_then_stays_at_three(kata, capsys):
+    outs = [run_kata(capsys, "hint", "1") for _ in range(4)]
+    assert all(code == 0 for code, _, _ in outs)
+    assert "EN-ONE" in outs[0][1] and "EN-TWO" not in outs[0][1] and "kata hint 1 (level 2 of 3)" in outs[0][1]
+    assert "EN-TWO" in outs[1][1] and "EN-ONE" not in outs[1][1]
+    assert "EN-THREE" in outs[2][1] and "last hint" in outs[2][1]
+    assert "EN-THREE" in outs[3][1] and "already the last hint" in outs[3][1]
+    assert "EN-ONE" in run_kata(capsys, "hint", "1", "--level", "1")[1]
+    assert "EN-THREE" in run_kata(capsys, "hint", "1")[1]  # an explicit level does not lower progress
+
+
+def test_hint_progress_is_per_stage_and_kept_in_dot_kata(kata, capsys):
+    run_kata(capsys, "hint", "1")
+    assert state.hint_seen(stage(1), kata) == 1 and state.hint_seen(stage(2), kata) == 0
+    assert (kata / ".kata" / "progress.json").is_file()
+
+
+@pytest.mark.parametrize("how, env, want", [
+    (["--lang", "ja"], {}, "JA-ONE"),
+    ([], {"KATA_LANG": "ja"}, "JA-ONE"),
+    ([], {"LANG": "ja_JP.UTF-8"}, "JA-ONE"),
+    ([], {"LC_ALL": "C.UTF-8", "LANG": "ja_JP.UTF-8"}, "EN-ONE"),   # LC_ALL wins over LANG
+    ([], {"KATA_LANG": "en", "LANG": "ja_JP.UTF-8"}, "EN-ONE"),     # KATA_LANG wins over the locale
+    (["--lang", "en"], {"KATA_LANG": "ja"}, "EN-ONE"),               # --lang wins over everything
+    ([], {}, "EN-ONE"),
+])
+def test_hint_language(kata, capsys, monkeypatch, how, env, want):
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    code, out, _ = run_kata(capsys, "hint", "1", *how)
+    assert code == 0 and want in out
+    if want == "JA-ONE":
+        assert "ステージ1" in out
+
+
+def test_a_missing_translation_falls_back_to_english_and_says_so(kata, capsys):
+    (kata / stage(1).hint_file("ja")).unlink()
+    code, out, _ = run_kata(capsys, "hint", "1", "--lang", "ja")
+    assert code == 0 and "EN-ONE" in out and "no Japanese hint for stage 1 yet" in out
+
+
+def test_a_stage_without_hints_says_so_plainly(kata, capsys):
+    for lang in ("en", "ja"):
+        (kata / stage(2).hint_file(lang)).unlink(missing_ok=True)
+    code, out, err = run_kata(capsys, "hint", "2")
+    assert code == 1 and out == ""
+    assert "no hints for stage 2 yet" in err and "hints/en/stage02_add_mul.md is missing" in err
+    assert state.hint_seen(stage(2), kata) == 0
+
+
+# --- diff -------------------------------------------------------------------------
+
+def test_diff_is_refused_before_the_stage_passes(kata, capsys):
+    code, out, err = run_kata(capsys, "diff", "1")
+    assert code == 1 and out == ""  # not one line of the answer
+    assert "does not pass yet" in err and "kata diff 1 --reveal" in err and "kata hint 1" in err
+
+
+def test_diff_reveal_shows_the_reference_anyway(kata, capsys):
+    code, out, _ = run_kata(capsys, "diff", "1", "--reveal")
+    assert code == 0
+    assert "+        self.data = float(data)" in out
+    assert "BEGIN SOLUTION" not in out and "END SOLUTION" not in out
+
+
+def test_diff_after_passing_compares_with_the_reference_without_markers(kata, capsys):
+    solve(kata, 1, lambda t: t.replace("return f\"Value(data={self.data}, grad={self.grad})\"",
+                                       "return 'Value(data=%s, grad=%s)' % (self.data, self.grad)"))
+    code, out, _ = run_kata(capsys, "diff", "1")
+    assert code == 0
+    assert out.startswith("--- exercises/stage01_value.py (yours)\n+++ solutions/stage01_value.py (reference)\n")
+    assert "-        return 'Value(data=%s, grad=%s)' % (self.data, self.grad)" in out
+    assert "SOLUTION" not in out
+    assert "\033[" not in out  # not a terminal: no colour
+
+
+def test_diff_of_an_identical_module_says_so(kata, capsys):
+    solve(kata, 1)
+    code, out, _ = run_kata(capsys, "diff", "1")
+    assert code == 0 and "identical to the reference" in out
+
+
+def test_diff_without_a_reference_says_so_plainly(kata, capsys):
+    shutil.rmtree(kata / "solutions")
+    code, out, err = run_kata(capsys, "diff", "1", "--reveal")
+    assert code == 1 and out == ""
+    assert "no reference solution" in err and "solutions/stage01_value.py is missing" in err
+
+
+# --- colour -----------------------------------------------------------------------
+
+def test_force_color_colours_and_no_color_wins(kata, capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\033[31m" in run_kata(capsys, "diff", "1", "--reveal")[1]
+    monkeypatch.setenv("NO_COLOR", "1")
+    for argv in (["diff", "1", "--reveal"], ["status"], ["check", "1"], ["hint", "1"]):
+        assert "\033[" not in run_kata(capsys, *argv)[1], argv
+
+
+def tty_output(root, argv, extra_env):
+    pty = pytest.importorskip("pty")
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARS}
+    env.update(extra_env)
+    proc = subprocess.Popen([sys.executable, "-m", "kata.cli", *argv], cwd=root, stdout=slave,
+                            stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 20)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=20)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_terminal_gets_colour_unless_no_color(kata):
+    assert "\033[" in tty_output(kata, ["diff", "1", "--reveal"], {})
+    plain = tty_output(kata, ["diff", "1", "--reveal"], {"NO_COLOR": "1"})
+    assert "\033[" not in plain and "self.data = float(data)" in plain
+
+
+# --- reset ------------------------------------------------------------------------
+
+def test_reset_backs_up_the_learners_file_names_it_and_restores_the_stub(kata, capsys):
+    path = kata / stage(1).source("exercises")
+    stub = path.read_text()
+    path.write_text("# my precious work\n")
+    code, out, _ = run_kata(capsys, "reset", "1", "--yes")
+    assert code == 0
+    assert path.read_text() == stub
+    saved = [line.split(" to ", 1)[1] for line in out.splitlines() if line.startswith("Saved your ")]
+    assert len(saved) == 1 and saved[0].startswith(".kata/backups/stage01_value.")
+    assert (kata / saved[0]).read_text() == "# my precious work\n"
+
+
+def test_reset_twice_keeps_both_backups(kata, capsys):
+    path = kata / stage(1).source("exercises")
+    for text in ("# first\n", "# second\n"):
+        path.write_text(text)
+        assert run_kata(capsys, "reset", "1", "-y")[0] == 0
+    kept = sorted(p.read_text() for p in (kata / ".kata" / "backups").iterdir())
+    assert kept == ["# first\n", "# second\n"]
+
+
+def test_reset_of_an_untouched_stub_changes_nothing(kata, capsys):
+    code, out, _ = run_kata(capsys, "reset", "1", "--yes")
+    assert code == 0 and "nothing to reset" in out
+    assert not (kata / ".kata" / "backups").exists()
+
+
+def test_reset_without_a_terminal_and_without_yes_refuses(kata, capsys, monkeypatch):
+    path = kata / stage(1).source("exercises")
+    path.write_text("# mine\n")
+    with open(os.devnull) as nothing:
+        monkeypatch.setattr(sys, "stdin", nothing)
+        code, _, err = run_kata(capsys, "reset", "1")
+    assert code != 0
+    assert "kata reset 1 --yes" in err and "no terminal" in err
+    assert path.read_text() == "# mine\n" and not (kata / ".kata" / "backups").exists()
+
+
+@pytest.mark.parametrize("answer, resets", [("y", True), ("n", False), ("", False)])
+def test_reset_on_a_terminal_asks_first(kata, capsys, monkeypatch, answer, resets):
+    class Terminal:
+        def isatty(self):
+            return True
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    questions = []
+    monkeypatch.setattr("builtins.input", lambda q: questions.append(q) or answer)
+    path = kata / stage(1).source("exercises")
+    path.write_text("# mine\n")
+    code, _, _ = run_kata(capsys, "reset", "1")
+    assert len(questions) == 1 and "[y/N]" in questions[0]
+    assert (code == 0) == resets
+    assert (path.read_text() == "# mine\n") != resets
+
+
+@pytest.mark.parametrize("folder", [".kata-pristine/exercises", ".kata/pristine"])
+def test_reset_in_a_student_copy_uses_the_shipped_pristine_stubs(kata, capsys, folder):
+    pristine = kata / folder
+    pristine.mkdir(parents=True)
+    for s in STAGES:
+        shutil.copy(kata / s.source("exercises"), pristine / f"{s.module}.py")
+    stub = (kata / stage(1).source("exercises")).read_text()
+    shutil.rmtree(kata / "solutions")
+    solve_text = "class Value:\n    pass\n"
+    (kata / stage(1).source("exercises")).write_text(solve_text)
+    code, _, _ = run_kata(capsys, "reset", "1", "--yes")
+    assert code == 0 and (kata / stage(1).source("exercises")).read_text() == stub
+    code, out, _ = run_kata(capsys, "status")
+    assert "not started" in out.splitlines()[1]
+
+
+def git(root, *args):
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_reset_in_a_student_git_clone_uses_the_release_commit(kata, capsys):
+    shutil.rmtree(kata / "solutions")
+    stub = (kata / stage(1).source("exercises")).read_text()
+    git(kata, "init", "-q")
+    git(kata, "add", "exercises", "tests")
+    git(kata, "commit", "-q", "-m", "release")
+    (kata / stage(1).source("exercises")).write_text("# committed work\n")
+    git(kata, "commit", "-q", "-am", "my work")  # HEAD is no longer the stub
+    code, _, _ = run_kata(capsys, "reset", "1", "--yes")
+    assert code == 0 and (kata / stage(1).source("exercises")).read_text() == stub
+
+
+def test_reset_with_no_pristine_copy_anywhere_refuses_and_touches_nothing(kata, capsys):
+    shutil.rmtree(kata / "solutions")
+    path = kata / stage(1).source("exercises")
+    path.write_text("# mine\n")
+    code, _, err = run_kata(capsys, "reset", "1", "--yes")
+    assert code == 1 and "cannot find the original stub of stage 1" in err
+    assert path.read_text() == "# mine\n"
+
+
+# --- watch ------------------------------------------------------------------------
+
+class Reader:
+    """Collect a process's output in the background; wait for a text to appear."""
+
+    def __init__(self, proc):
+        self.text, self.proc = "", proc
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.text += line
+
+    def wait_for(self, what, after=0, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if what in self.text[after:]:
+                return self.text.index(what, after)
+            time.sleep(0.05)
+        raise AssertionError(f"{what!r} did not appear within {timeout} s; output:\n{self.text}")
+
+
+@pytest.mark.timeout(40)
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C cannot be sent to a child process this way on Windows")
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_watch_reruns_on_save_and_stops_cleanly_on_ctrl_c(kata, poll):
+    env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARS}
+    if poll:
+        env["KATA_WATCH_POLL"] = "1"
+    proc = subprocess.Popen([sys.executable, "-m", "kata.cli", "watch", "1"], cwd=kata, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out = Reader(proc)
+        first = out.wait_for("Press Ctrl-C to stop.")
+        assert "0/9 tests pass" in out.text and ("polling" if poll else "file events") in out.text
+        solve(kata, 1)
+        out.wait_for("all 9 tests pass", after=first)
+        out.wait_for("Press Ctrl-C to stop.", after=first + 1)
+        proc.send_signal(2)  # SIGINT, as Ctrl-C sends
+        assert proc.wait(timeout=10) == 0
+        out.thread.join(timeout=5)
+        assert "Stopped watching." in out.text and "Traceback" not in out.text
+        assert out.text.count("tests pass") == 2  # reading the files does not count as a save
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_watch_debounces_a_burst_of_writes(kata, monkeypatch):
+    from kata import learner_watch
+    monkeypatch.setattr(learner_watch, "POLL_INTERVAL", 0.05)
+    monkeypatch.setattr(learner_watch, "DEBOUNCE", 0.2)
+    folder = kata / "exercises"
+    seen = learner_watch.snapshot(folder)
+    changed = threading.Event()
+    path = kata / stage(1).source("exercises")
+
+    def burst():
+        for i in range(5):
+            path.write_text(f"# write {i}\n")
+            time.sleep(0.05)
+    writer = threading.Thread(target=burst)
+    writer.start()
+    started = time.monotonic()
+    after = learner_watch.wait_for_change(folder, changed, seen)
+    writer.join()
+    assert time.monotonic() - started >= 0.2 + 4 * 0.05 - 0.02  # waited for the last write, then quiet
+    assert after == learner_watch.snapshot(folder) and path.read_text() == "# write 4\n"
