@@ -1,5 +1,414 @@
-"""Placeholder until its issue lands."""
+"""`kata graph`, `kata explore`, `kata train`: pictures of the graph, the slope
+and the learning. All three are optional extras; the stage tests never need them.
 
+Only the standard library and kata.manifest are imported here, so the CLI
+starts fast; Graphviz, matplotlib and the browser are reached inside handlers.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+from kata import manifest
+
+PICTURES_EXTRA = "pip install -e '.[pictures]'"
+
+# ------------------------------------------------------------------ helpers
+
+
+def _say(*parts, file=None) -> None:
+    print(*parts, file=file or sys.stderr)
+
+
+def _stage_or_exit(number):
+    try:
+        return manifest.stage(number)
+    except ValueError as error:
+        _say(f"kata: {error}")
+        return None
+
+
+def _kata_root() -> Path:
+    root = manifest.find_root()
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return root
+
+
+class Unwritten(Exception):
+    """The learner's stub raised NotImplementedError("stage N: write ...")."""
+
+
+def _load(impl: str, stage):
+    """Import ``impl.stageNN_x`` by package name from the kata root."""
+    _kata_root()
+    name = f"{impl}.{stage.module}"
+    try:
+        return importlib.import_module(name)
+    except Exception as error:
+        sys.modules.pop(name, None)
+        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else ""
+        raise ImportError(f"{impl}/{stage.module}.py does not import{where}: "
+                          f"{type(error).__name__}: {error}") from None
+
+
+def _is_stub(error: BaseException) -> bool:
+    return isinstance(error, NotImplementedError) and str(error).startswith("stage ")
+
+
+def _default_out(name: str) -> Path:
+    return _kata_root() / ".kata" / name
+
+
+def _open_in_browser(path: Path) -> None:
+    import webbrowser
+    url = path.resolve().as_uri()
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # no browser at all, a broken BROWSER variable, ...
+        opened = False
+    if not opened:
+        _say(f"open this in a browser: {url}")
+
+
+# ------------------------------------------------------------------ graph
+
+DEFAULT_INPUTS = {"a": 2.0, "b": -3.0, "c": 6.5}
+METHODS = ("tanh", "exp", "relu")
+_BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+EXPR_HELP = ("numbers, input names (a, b, c or any set with --set), + - * / **, unary -, "
+             "and .tanh() .exp() .relu() (or tanh(x), exp(x), relu(x))")
+
+
+class BadExpression(ValueError):
+    pass
+
+
+def evaluate(expr: str, Value, inputs: dict[str, float]):
+    """Evaluate ``expr`` with ``Value`` leaves for the names in it - safely:
+    the expression is parsed, and only arithmetic and the three methods are
+    allowed (no calls, attributes or names beyond those). Returns the root and
+    ``{name: leaf}``; a name used twice is one leaf, so reuse shows in the graph."""
+    if len(expr) > 500:
+        raise BadExpression("--expr is longer than 500 characters")
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as error:
+        raise BadExpression(f"--expr {expr!r} is not an expression: {error.msg}") from None
+    leaves: dict[str, object] = {}
+
+    def number(node):
+        return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if number(node):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in inputs:
+                raise BadExpression(f"--expr uses {node.id!r}: give it a value with --set {node.id}=1.5")
+            if node.id not in leaves:
+                leaves[node.id] = Value(float(inputs[node.id]))
+            return leaves[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            if number(node.operand):  # -3 is a number, not a negation node
+                return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+            inner = ev(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            left, right = ev(node.left), ev(node.right)
+            op = type(node.op)
+            if op is ast.Add:
+                return left + right
+            if op is ast.Sub:
+                return left - right
+            if op is ast.Mult:
+                return left * right
+            if op is ast.Div:
+                return left / right
+            return left ** right
+        if isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in METHODS and not node.args:
+                return getattr(ev(func.value), func.attr)()
+            if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
+                return getattr(ev(node.args[0]), func.id)()
+        raise BadExpression(f"--expr: {ast.unparse(node)!r} is not allowed; use {EXPR_HELP}")
+
+    root = ev(tree)
+    if not all(hasattr(root, attr) for attr in ("data", "_prev")):
+        raise BadExpression(f"--expr {expr!r} is a plain number, not a Value: use an input name")
+    return root, leaves
+
+
+def _parse_sets(pairs) -> dict[str, float]:
+    values = dict(DEFAULT_INPUTS)
+    for pair in pairs or ():
+        name, sep, number = pair.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier() or name in METHODS:
+            raise BadExpression(f"--set {pair!r}: write NAME=NUMBER, e.g. --set x=1.5")
+        try:
+            values[name] = float(number)
+        except ValueError:
+            raise BadExpression(f"--set {pair!r}: {number.strip()!r} is not a number") from None
+    return values
+
+
+def _example(Value, number: int):
+    """The default picture, as far as this stage's Value can go: the article's
+    L = tanh(a*b + c) from stage 4 on, a*b + c in stages 2-3, and in stage 1
+    (no operators yet) the same first step wired by hand."""
+    a, b, c = (Value(v) for v in DEFAULT_INPUTS.values())
+    names = {"a": a, "b": b, "c": c}
+    if number == 1 or not hasattr(Value, "__mul__"):
+        d = Value(a.data * b.data, (a, b), "*")
+        names["d"] = d
+        return d, names, "d = a*b, wired by hand (stage 1 has no operators yet)"
+    d = a * b
+    e = d + c
+    names.update(d=d, e=e)
+    if not hasattr(Value, "tanh"):
+        return e, names, "e = a*b + c"
+    L = e.tanh()
+    names["L"] = L
+    return L, names, "L = tanh(a*b + c)"
+
+
+def graph_command(args) -> int:
+    from kata import graph
+
+    stage = _stage_or_exit(args.stage)
+    if stage is None:
+        return 2
+    try:
+        inputs = _parse_sets(args.set)
+    except BadExpression as error:
+        _say(f"kata graph: {error}")
+        return 2
+    try:
+        engine = _load(args.impl, stage)
+    except ImportError as error:
+        _say(f"kata graph: {error}")
+        return 1
+    Value = getattr(engine, "Value", None)
+    if Value is None:
+        _say(f"kata graph: {args.impl}/{stage.module}.py has no Value class")
+        return 1
+
+    where = f"{args.impl}/{stage.module}.py"
+    try:
+        if args.expr:
+            root, names = evaluate(args.expr, Value, inputs)
+            names = names if any(v is root for v in names.values()) else {**names, "out": root}
+            title = args.expr
+        else:
+            root, names, title = _example(Value, stage.number)
+    except BadExpression as error:
+        _say(f"kata graph: {error}")
+        return 2
+    except Exception as error:
+        return _engine_failed(error, where, args.impl, "building the graph")
+
+    when = "before backward()"
+    if not args.no_backward:
+        if hasattr(root, "backward"):
+            try:
+                root.backward()
+                when = "after backward()"
+            except Exception as error:
+                if not _is_stub(error):
+                    return _engine_failed(error, where, args.impl, "backward()")
+                _say(f"note: backward() is not written yet ({error}); drawing the graph before it.")
+        else:
+            _say(f"note: stage {stage.number}'s Value has no backward() yet (stage 5 brings it), "
+                 f"so every grad is still 0.")
+    title = f"{title}   ({where}, {when})"
+
+    color = graph.use_color(sys.stdout)
+    ascii_only = not graph._can_print_box()
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix.lower() == ".txt":
+        graph.render(root, out, names)
+        print(f"wrote {out}")
+        return 0
+    print(f"{title}")
+    print(graph.text_tree(root, names, ascii=ascii_only, color=color), end="")
+    wants_picture = out is None or out.suffix.lower().lstrip(".") in graph.GRAPHVIZ_FORMATS
+    if wants_picture and not graph.find_dot():
+        _say(graph.INSTALL_GRAPHVIZ)
+        return 0
+    target = out or _default_out("graph.svg")
+    try:
+        graph.render(root, target, names, title=title)
+    except (ValueError, RuntimeError) as error:
+        _say(f"kata graph: {error}")
+        return 2 if isinstance(error, ValueError) else 1
+    print(f"wrote {target}")
+    if args.open:
+        _open_in_browser(target)
+    return 0
+
+
+def _engine_failed(error, where, impl, doing) -> int:
+    if _is_stub(error):
+        _say(f"kata: not written yet: {error}")
+        if impl == "exercises":
+            _say("      write it, or look at the reference with --impl solutions")
+    else:
+        _say(f"kata: {where} raised {type(error).__name__} while {doing}: {error}")
+        if isinstance(error, AttributeError) or "unsupported operand" in str(error):
+            _say("      (an operation this stage's Value does not have yet? try a later --stage)")
+    return 1
+
+
+# ------------------------------------------------------------------ explore
+
+def explore_command(args) -> int:
+    from kata import explore
+
+    target = Path(args.out) if args.out else _default_out("explore.html")
+    try:
+        path = explore.write(target, fn=args.fn, x=args.x)
+    except ValueError as error:
+        _say(f"kata explore: {error}")
+        return 2
+    print(f"wrote {path}")
+    if not args.no_open:
+        _open_in_browser(path)
+    return 0
+
+
+# ------------------------------------------------------------------ train
+
+def train_command(args) -> int:
+    if importlib.util.find_spec("matplotlib") is None:
+        _say(f"kata train draws its picture with matplotlib, which is not installed: {PICTURES_EXTRA}")
+        return 1
+    from kata import train as trainer
+
+    if args.steps < 1 or args.points < 4 or args.batch < 1:
+        _say("kata train: --steps and --batch must be at least 1, --points at least 4")
+        return 2
+    stage = manifest.STAGES[-1]
+    xs, ys = trainer.two_moons(args.points, noise=args.noise, seed=args.seed)
+    impl = args.impl
+    started = time.perf_counter()
+    while True:
+        where = f"{impl}/{stage.module}.py"
+        try:
+            engine = _load(impl, stage)
+            # a one-point step on a throwaway model: an unwritten stub shows up now
+            probe = engine.MLP(2, [1], seed=args.seed)
+            engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
+            _say(f"training {where}'s MLP(2, [{', '.join(map(str, trainer.HIDDEN))}, 1]) on "
+                 f"{len(xs)} two-moons points, {args.steps} steps of {min(args.batch, len(xs))}")
+            model, losses, start = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr, batch=args.batch,
+                                        seed=args.seed, progress=trainer.Progress(args.steps))
+            break
+        except ImportError as error:
+            _say(f"kata train: {error}")
+            return 1
+        except Exception as error:
+            if _is_stub(error) and impl == "exercises":
+                _say(f"\nYour stage {stage.number} is not written yet ({error}),")
+                _say("so this trains the reference in solutions/ instead. Write it, then run "
+                     "`kata train` again to watch your own network learn.")
+                impl = "solutions"
+                continue
+            return _engine_failed(error, where, impl, "training")
+    train_seconds = time.perf_counter() - started
+    acc = trainer.accuracy(model, xs, ys)
+    target = Path(args.out) if args.out else _default_out("train.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    trainer.plot(model, xs, ys, losses, target, acc=acc,
+                 title=f"{where}: MLP on two moons, {args.steps} steps, seed {args.seed}")
+    print(f"loss over all {len(xs)} points {start:.4f} -> {trainer.mse(model, xs, ys):.4f}, "
+          f"accuracy {acc:.0%}, trained in {train_seconds:.1f}s")
+    print(f"wrote {target}")
+    return 0
+
+
+# ------------------------------------------------------------------ register
 
 def register(sub) -> None:
-    pass
+    """Add `graph`, `explore` and `train` to the CLI's subparsers."""
+    impls = manifest.IMPLS
+    valid = ", ".join(str(s.number) for s in manifest.STAGES)
+    last = manifest.STAGES[-1].number
+
+    p = sub.add_parser(
+        "graph", help="draw the computation graph behind an expression",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Draw the graph behind an expression: one box per Value (its data and grad),\n"
+            "an oval per operation, arrows from inputs to outputs. Prints a text tree, and\n"
+            "with Graphviz's `dot` installed also writes a picture (.kata/graph.svg).\n\n"
+            "Without --expr: the article's L = tanh(a*b + c), after backward().\n"
+            "--expr may use numbers, input names (a, b, c or any set with --set),\n"
+            "+ - * / **, unary -, and .tanh() .exp() .relu() (or tanh(x), exp(x), relu(x)).\n"
+            f"Inputs default to {', '.join(f'{k}={v}' for k, v in DEFAULT_INPUTS.items())}.\n\n"
+            "From Python, on any Value of yours:\n"
+            "    from kata.graph import draw\n"
+            "    draw(loss)            # or draw(loss, 'loss.png', names={'w': w})"),
+        epilog=("examples:\n"
+                "  kata graph\n"
+                "  kata graph --expr 'a*a + a' --set a=3        (a reused: grads add up)\n"
+                "  kata graph --expr '(x*w + 1).relu()' --set x=0.5 --set w=-2 --out relu.png\n"
+                "  kata graph --stage 2 --impl solutions --no-backward --out graph.txt"))
+    p.add_argument("--expr", metavar="EXPR", help="the expression to draw (default: the article's example)")
+    p.add_argument("--set", metavar="NAME=NUMBER", action="append", default=[],
+                   help="give an input a value (repeatable)")
+    p.add_argument("--stage", default=last, metavar="N",
+                   help=f"whose Value to use: stage {valid} (default {last})")
+    p.add_argument("--impl", choices=impls, default="exercises",
+                   help="exercises (your code, the default) or solutions (the reference)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write FILE: .svg, .png or .pdf (Graphviz), .dot (its source) or .txt "
+                        "(the text tree); default .kata/graph.svg when Graphviz is installed")
+    p.add_argument("--no-backward", action="store_true", help="draw before backward(): every grad 0")
+    p.add_argument("--open", action="store_true", help="open the picture in a browser")
+    p.set_defaults(func=graph_command)
+
+    from_explore = ", ".join(("tanh", "sigmoid", "exp", "relu"))
+    p = sub.add_parser(
+        "explore", help="open the slope explorer: drag a point, read the local derivative",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Write a self-contained web page (no network needed) and open it in your\n"
+            "browser: drag a point along tanh, sigmoid, exp or relu, see the tangent, and\n"
+            "read its slope - the local derivative - computed from the output alone\n"
+            "(1 - t*t for tanh). The arrow keys move the point too."))
+    p.add_argument("--out", metavar="FILE.html", help="where to write the page (default .kata/explore.html)")
+    p.add_argument("--fn", choices=("tanh", "sigmoid", "exp", "relu"), default="tanh",
+                   help=f"the function to start with: {from_explore} (default tanh)")
+    p.add_argument("--x", type=float, default=0.5, help="where the point starts (default 0.5)")
+    p.add_argument("--no-open", action="store_true", help="only write the page; do not open a browser")
+    p.set_defaults(func=explore_command)
+
+    p = sub.add_parser(
+        "train", help="train the stage-8 MLP on two moons and draw the learning",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Train MLP(2, [8, 8, 1]) from stage 8 on a small two-moons data set made in\n"
+            "code, with the module's own train() (mean squared error, one random batch per\n"
+            "step, plain Values all the way), and write a PNG of the loss curve and the\n"
+            "decision boundary (.kata/train.png). Takes about ten seconds.\n\n"
+            "By default it trains your code; if your stage 8 is not written yet it says so\n"
+            f"and trains the reference. Needs matplotlib: {PICTURES_EXTRA}"))
+    p.add_argument("--impl", choices=impls, default="exercises",
+                   help="exercises (your stage 8, the default) or solutions (the reference)")
+    p.add_argument("--out", metavar="FILE.png", help="where to write the picture (default .kata/train.png)")
+    p.add_argument("--steps", type=int, default=200, help="training steps (default 200)")
+    p.add_argument("--points", type=int, default=80, help="data points (default 80)")
+    p.add_argument("--batch", type=int, default=16, help="points per step (default 16)")
+    p.add_argument("--lr", type=float, default=0.2, help="starting learning rate, falling to a tenth (default 0.2)")
+    p.add_argument("--noise", type=float, default=0.1, help="how much the moons are blurred (default 0.1)")
+    p.add_argument("--seed", type=int, default=0, help="seed for data, weights and batches (default 0)")
+    p.set_defaults(func=train_command)
