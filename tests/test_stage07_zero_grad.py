@@ -37,7 +37,7 @@ def test_zero_grad_resets_every_parameter(engine):
             self.b = engine.Value(0.25)
 
         def parameters(self):
-            return self.w + [self.b]
+            return [*self.w, self.b]
 
     model = Four()
     for p, g in zip(model.parameters(), (1.5, 0.0, -2.0, 4.0)):

@@ -1,0 +1,122 @@
+"""``kata grade --autograder ZIP``: a Gradescope autograder for the kata.
+
+The zip holds, at its root, what Gradescope's autograder specification asks
+for: ``setup.sh`` (run once, as root, when the image is built: a virtual
+environment with the kata and its test dependencies) and ``run_autograder``
+(run for every submission: ``kata grade`` on ``/autograder/submission``,
+writing ``/autograder/results/results.json``), next to the grader's own tests,
+``conftest.py`` and the ``kata`` tool, with the stubs, never the reference.
+The zip's files are scanned for reference code like a student release.
+
+``run_autograder`` reads ``KATA_AUTOGRADER_ROOT`` (default ``/autograder``) and
+``KATA_PYTHON`` (default the image's virtual environment), so it can be tried
+anywhere.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+# the student copy's files the grader needs
+NEEDED = ("kata/", "tests/", "exercises/", "conftest.py", "pyproject.toml", "README.md")
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+# The kata needs Python 3.10 or newer with pytest, pytest-check and pytest-timeout.
+set -euxo pipefail
+apt-get update
+apt-get install -y python3 python3-pip python3-venv
+python3 -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install --upgrade pip
+/autograder/venv/bin/python -m pip install /autograder/source
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission: grade /autograder/submission with
+# the tests shipped in /autograder/source, into /autograder/results/results.json.
+# {policy}.
+set -u
+ROOT="${{KATA_AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{KATA_PYTHON:-$ROOT/venv/bin/python}}"
+RESULTS="$ROOT/results/results.json"
+mkdir -p "$ROOT/results"
+cd "$ROOT/source" || exit 1
+"$PYTHON" -m kata.classroom grade \\
+    --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
+    --stage-timeout "${{KATA_STAGE_TIMEOUT:-60}}" \\
+    --format gradescope --out "$RESULTS"
+if [ ! -s "$RESULTS" ]; then
+  # fail closed, but never leave Gradescope without a result
+  printf '%s\\n' '{{"score": 0.0, "output": "The autograder could not run; please tell your instructor.", "tests": []}}' > "$RESULTS"
+fi
+exit 0
+"""
+
+
+def build_autograder(root: Path, zip_path: Path, out=print) -> int:
+    """Write the Gradescope autograder zip for the kata at ``root``. Exit code."""
+    from .grade import POLICY
+    from .release import scan, write_student_tree
+
+    root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
+    if not (root / "solutions").is_dir():
+        out(f"kata grade --autograder: {root} has no solutions/; run it in the maintainers' repository.")
+        return 2
+    if zip_path.exists():
+        out(f"kata grade --autograder: {zip_path} exists; refusing to overwrite it.")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="kata-autograder-") as tmp:
+        staging = Path(tmp) / "source"
+        staging.mkdir()
+        from .release import source_files
+        files = [f for f in source_files(root) if f.startswith(NEEDED)]
+        write_student_tree(root, staging, files)
+        shutil.rmtree(staging / ".kata-pristine", ignore_errors=True)
+        (staging / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
+        (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY), encoding="utf-8")
+        leaks = scan(staging, root)
+        if leaks:
+            out(f"kata grade --autograder: REFUSED: reference code would ship in the autograder "
+                f"({len(leaks)} place(s)); nothing was written.")
+            for leak in leaks:
+                out(f"  {leak}")
+            return 1
+        zip_path.parent.mkdir(parents=True, exist_ok=True)
+        partial = zip_path.with_name(zip_path.name + ".partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(staging.rglob("*")):
+                if not path.is_file():
+                    continue
+                rel = path.relative_to(staging).as_posix()
+                info = zipfile.ZipInfo(rel, date_time=(2020, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                mode = 0o755 if rel in ("setup.sh", "run_autograder") else 0o644
+                info.external_attr = (stat.S_IFREG | mode) << 16
+                zf.writestr(info, path.read_bytes())
+        os.replace(partial, zip_path)
+    out(f"wrote the Gradescope autograder to {zip_path}")
+    out("Upload it in Gradescope: Configure Autograder -> Zip file upload. "
+        "Students submit their exercises/stageNN_*.py files (or the whole repository).")
+    return 0
+
+
+def unpack(zip_path: Path, autograder_root: Path) -> Path:
+    """Lay the zip out as Gradescope does (``source/``, ``run_autograder``), for trying it locally."""
+    autograder_root = Path(autograder_root)
+    source = autograder_root / "source"
+    source.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(source)
+        for info in zf.infolist():
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(source / info.filename, mode)
+    shutil.copy2(source / "run_autograder", autograder_root / "run_autograder")
+    (autograder_root / "results").mkdir(exist_ok=True)
+    return autograder_root / "run_autograder"
