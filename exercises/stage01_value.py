@@ -19,7 +19,11 @@ class Value:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
     def __init__(self, data, _children=(), _op=''):
+        """A node: data (an int or float, kept as a float; anything else is a
+        TypeError naming its type), grad 0.0, the do-nothing _backward, the
+        parents as the set _prev, and the label _op."""
         raise NotImplementedError("stage 1: write Value.__init__ (kata hint 1)")
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         raise NotImplementedError("stage 1: write Value.__repr__ (kata hint 1)")

@@ -20,6 +20,9 @@ class Value:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
     def __init__(self, data, _children=(), _op=''):
+        """A node: data (an int or float, kept as a float; anything else is a
+        TypeError naming its type), grad 0.0, the do-nothing _backward, the
+        parents as the set _prev, and the label _op."""
         if not isinstance(data, (int, float)):
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
@@ -29,10 +32,15 @@ class Value:
         self._op = _op                   # a label, for printing and drawing only
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"Value(data={self.data}, grad={self.grad})"
 
     def __add__(self, other):  # self + other
+        """A new node: data the sum, parents {self, other}, label '+', and a
+        _backward closure that passes out.grad on to both parents."""
         raise NotImplementedError("stage 2: write Value.__add__ (kata hint 2)")
 
     def __mul__(self, other):  # self * other
+        """A new node: data the product, parents {self, other}, label '*', and a
+        _backward closure that passes out.grad on to both parents."""
         raise NotImplementedError("stage 2: write Value.__mul__ (kata hint 2)")

@@ -21,6 +21,9 @@ class Value:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
     def __init__(self, data, _children=(), _op=''):
+        """A node: data (an int or float, kept as a float; anything else is a
+        TypeError naming its type), grad 0.0, the do-nothing _backward, the
+        parents as the set _prev, and the label _op."""
         if not isinstance(data, (int, float)):
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
@@ -30,9 +33,12 @@ class Value:
         self._op = _op                   # a label, for printing and drawing only
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"Value(data={self.data}, grad={self.grad})"
 
     def __add__(self, other):  # self + other
+        """A new node: data the sum, parents {self, other}, label '+', and a
+        _backward closure that passes out.grad on to both parents."""
         other = _lift(other)
         if other is NotImplemented:
             return NotImplemented
@@ -45,6 +51,8 @@ class Value:
         return out
 
     def __mul__(self, other):  # self * other
+        """A new node: data the product, parents {self, other}, label '*', and a
+        _backward closure that passes out.grad on to both parents."""
         other = _lift(other)
         if other is NotImplemented:
             return NotImplemented
@@ -72,6 +80,7 @@ class Value:
         return other + (-self)
 
     def tanh(self):
+        """A new node tanh(self), label 'tanh'."""
         t = math.tanh(self.data)
         out = Value(t, (self,), 'tanh')
 
@@ -81,6 +90,7 @@ class Value:
         return out
 
     def exp(self):
+        """A new node e**self, label 'exp'."""
         out = Value(math.exp(self.data), (self,), 'exp')
 
         def _backward():
@@ -89,6 +99,7 @@ class Value:
         return out
 
     def relu(self):
+        """A new node max(self, 0), label 'ReLU'; its slope at exactly 0 is 0, as in PyTorch."""
         out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
@@ -97,6 +108,8 @@ class Value:
         return out
 
     def __pow__(self, exponent):  # self ** exponent, for a plain-number exponent
+        """A new node self ** exponent, label f'**{exponent}'. The exponent must be an
+        int or float: a Value exponent is a TypeError that says so."""
         if not isinstance(exponent, (int, float)):
             raise TypeError(
                 f"Value ** exponent: the exponent must be an int or float, not "

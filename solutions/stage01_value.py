@@ -19,6 +19,9 @@ class Value:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
     def __init__(self, data, _children=(), _op=''):
+        """A node: data (an int or float, kept as a float; anything else is a
+        TypeError naming its type), grad 0.0, the do-nothing _backward, the
+        parents as the set _prev, and the label _op."""
         # BEGIN SOLUTION
         if not isinstance(data, (int, float)):
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
@@ -30,6 +33,7 @@ class Value:
         # END SOLUTION
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         # BEGIN SOLUTION
         return f"Value(data={self.data}, grad={self.grad})"
         # END SOLUTION

@@ -35,6 +35,9 @@ class Value:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
     def __init__(self, data, _children=(), _op=''):
+        """A node: data (an int or float, kept as a float; anything else is a
+        TypeError naming its type), grad 0.0, the do-nothing _backward, the
+        parents as the set _prev, and the label _op."""
         if not isinstance(data, (int, float)):
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
@@ -44,9 +47,12 @@ class Value:
         self._op = _op                   # a label, for printing and drawing only
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"Value(data={self.data}, grad={self.grad})"
 
     def __add__(self, other):  # self + other
+        """A new node: data the sum, parents {self, other}, label '+', and a
+        _backward closure that passes out.grad on to both parents."""
         other = _lift(other)
         if other is NotImplemented:
             return NotImplemented
@@ -59,6 +65,8 @@ class Value:
         return out
 
     def __mul__(self, other):  # self * other
+        """A new node: data the product, parents {self, other}, label '*', and a
+        _backward closure that passes out.grad on to both parents."""
         other = _lift(other)
         if other is NotImplemented:
             return NotImplemented
@@ -86,6 +94,7 @@ class Value:
         return other + (-self)
 
     def tanh(self):
+        """A new node tanh(self), label 'tanh'."""
         t = math.tanh(self.data)
         out = Value(t, (self,), 'tanh')
 
@@ -95,6 +104,7 @@ class Value:
         return out
 
     def exp(self):
+        """A new node e**self, label 'exp'."""
         out = Value(math.exp(self.data), (self,), 'exp')
 
         def _backward():
@@ -103,6 +113,7 @@ class Value:
         return out
 
     def relu(self):
+        """A new node max(self, 0), label 'ReLU'; its slope at exactly 0 is 0, as in PyTorch."""
         out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
@@ -111,6 +122,8 @@ class Value:
         return out
 
     def __pow__(self, exponent):  # self ** exponent, for a plain-number exponent
+        """A new node self ** exponent, label f'**{exponent}'. The exponent must be an
+        int or float: a Value exponent is a TypeError that says so."""
         if not isinstance(exponent, (int, float)):
             raise TypeError(
                 f"Value ** exponent: the exponent must be an int or float, not "
@@ -193,7 +206,10 @@ class Module:
 
 
 class Neuron(Module):
-    """sum(w_i * x_i) + b, through a ReLU unless nonlin=False."""
+    """relu(sum(w_i * x_i) + b), or without the ReLU when nonlin=False.
+
+    Keeps its weights in self.w (nin Values drawn from rng.uniform(-1, 1)),
+    its bias in self.b (Value(0.0)) and the flag in self.nonlin."""
 
     def __init__(self, nin, nonlin=True, rng=random):
         # BEGIN SOLUTION
@@ -203,6 +219,7 @@ class Neuron(Module):
         # END SOLUTION
 
     def __call__(self, x):
+        """The neuron's output for inputs x (numbers or Values, exactly len(self.w) of them)."""
         # BEGIN SOLUTION
         act = sum((wi * xi for wi, xi in zip(self.w, x, strict=True)), self.b)
         return act.relu() if self.nonlin else act
@@ -214,11 +231,12 @@ class Neuron(Module):
         # END SOLUTION
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"{'ReLU' if self.nonlin else 'Linear'}Neuron({len(self.w)})"
 
 
 class Layer(Module):
-    """nout neurons, each looking at the same nin inputs."""
+    """nout neurons, each looking at the same nin inputs, kept in self.neurons."""
 
     def __init__(self, nin, nout, **kwargs):
         # BEGIN SOLUTION
@@ -226,6 +244,7 @@ class Layer(Module):
         # END SOLUTION
 
     def __call__(self, x):
+        """Every neuron's output for inputs x: always a list, even of one."""
         # BEGIN SOLUTION
         return [n(x) for n in self.neurons]  # always a list, even of one
         # END SOLUTION
@@ -236,6 +255,7 @@ class Layer(Module):
         # END SOLUTION
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
 
 
@@ -243,7 +263,8 @@ class MLP(Module):
     """Layers in a row; every one a ReLU layer except the last, which is linear.
 
     MLP(3, [4, 4, 1]) maps 3 inputs through two hidden layers of 4 to one
-    output. The same seed always gives the same starting weights."""
+    output; the layers are kept in self.layers. One random.Random(seed) draws
+    every weight, so the same seed always gives the same starting weights."""
 
     def __init__(self, nin, nouts, seed=None):
         # BEGIN SOLUTION
@@ -254,6 +275,7 @@ class MLP(Module):
         # END SOLUTION
 
     def __call__(self, x):
+        """x through every layer in turn: one Value if the last layer has one neuron, else a list."""
         # BEGIN SOLUTION
         for layer in self.layers:
             x = layer(x)
@@ -266,10 +288,11 @@ class MLP(Module):
         # END SOLUTION
 
     def __repr__(self):
+        """Value(data=2.0, grad=0.0)"""
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
 
 
-def train(model, xs, ys, steps=100, lr=0.05):
+def train(model, xs, ys, steps, lr):
     """Gradient descent on the mean squared error; returns every step's loss.
 
     Each step: forward, zero_grad, backward, then nudge every parameter
@@ -277,7 +300,7 @@ def train(model, xs, ys, steps=100, lr=0.05):
     # BEGIN SOLUTION
     losses = []
     for _ in range(steps):
-        loss = sum(((model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)), Value(0.0)) / len(xs)
+        loss = sum((model(x) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)  # sum starts at 0: 0 + Value is __radd__
         model.zero_grad()
         loss.backward()
         for p in model.parameters():
