@@ -50,6 +50,7 @@ from pathlib import Path
 
 from . import __version__
 from .manifest import STAGES, Stage
+from .runner import Tally
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 FORMATS = ("text", "json", "gradescope", "junit")
@@ -157,7 +158,7 @@ class TestResult:
 
 
 @dataclass
-class StageGrade:
+class StageGrade(Tally):
     stage: Stage
     tests: list[TestResult] = field(default_factory=list)
     reason: str = ""       # why the stage scored 0 (empty when it scored its points)
@@ -169,16 +170,8 @@ class StageGrade:
         return self.stage.points
 
     @property
-    def passed(self) -> int:
-        return sum(t.status == "passed" for t in self.tests)
-
-    @property
-    def total(self) -> int:
-        return len(self.tests)
-
-    @property
     def ok(self) -> bool:
-        return not self.reason and self.total > 0 and self.passed == self.total
+        return not self.reason and self.all_passed
 
     @property
     def score(self) -> int:

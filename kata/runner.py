@@ -25,12 +25,10 @@ class Outcome:
     message: str = ""
 
 
-@dataclass
-class StageResult:
-    stage: Stage
-    impl: str
-    tests: list[Outcome] = field(default_factory=list)
-    problem: str = ""  # why the stage could not be run at all, if so
+class Tally:
+    """Counts over ``self.tests`` (anything with a ``status``), failing closed."""
+
+    tests: list
 
     @property
     def passed(self) -> int:
@@ -41,8 +39,20 @@ class StageResult:
         return len(self.tests)
 
     @property
+    def all_passed(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+
+@dataclass
+class StageResult(Tally):
+    stage: Stage
+    impl: str
+    tests: list[Outcome] = field(default_factory=list)
+    problem: str = ""  # why the stage could not be run at all, if so
+
+    @property
     def ok(self) -> bool:
-        return not self.problem and self.total > 0 and self.passed == self.total
+        return not self.problem and self.all_passed
 
 
 def pytest_command(impl: str, stages, junit: Path, extra=()) -> list[str]:
