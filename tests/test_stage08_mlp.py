@@ -140,6 +140,14 @@ def test_hidden_layers_apply_relu(engine):
                  f"{HIDDEN_RELU} (every layer but the last), so those -9s become 0 and only the bias 0.25 is left")
 
 
+def test_the_printed_network_shows_relu_hidden_layers_and_a_linear_last_layer(engine):
+    model = engine.MLP(2, [3, 1], seed=0)
+    want = "MLP of [Layer of [ReLUNeuron(2), ReLUNeuron(2), ReLUNeuron(2)], Layer of [LinearNeuron(3)]]"
+    expect.equal(repr(model), want, "repr(MLP(2, [3, 1]))",
+                 "hidden neurons are ReLU (nonlin=True), the last layer must be linear (nonlin=False), "
+                 "and each neuron has one weight per input")
+
+
 def test_one_output_is_a_value_several_are_a_list(engine):
     one = engine.MLP(2, [3, 1], seed=0)([0.5, -1.0])
     expect.true(isinstance(one, engine.Value),
