@@ -80,6 +80,20 @@ def test_same_seed_same_weights_different_seed_different(engine):
                 "most starting weights are equal: draw each weight at random (all-equal neurons learn the same thing)")
 
 
+def test_a_neuron_starts_with_weights_in_minus_one_to_one_and_a_zero_bias(engine):
+    import random
+
+    n = engine.Neuron(200, rng=random.Random(3))
+    weights = [w.data for w in n.w]
+    expect.equal(len(weights), 200, "len(Neuron(200).w)", "one weight per input")
+    expect.true(all(-1.0 <= w <= 1.0 for w in weights),
+                f"weights range over [{min(weights):.3g}, {max(weights):.3g}]: draw each from rng.uniform(-1, 1)")
+    expect.true(min(weights) < -0.9 and max(weights) > 0.9,
+                f"200 weights span only [{min(weights):.3g}, {max(weights):.3g}]: draw each from rng.uniform(-1, 1), "
+                "the whole interval")
+    expect.equal(n.b.data, 0.0, "Neuron(200).b.data", "the bias starts at 0.0, as in micrograd")
+
+
 def test_neuron_is_relu_of_weighted_sum_plus_bias(engine):
     n = engine.Neuron(3)
     x = [1.0, 2.0, 3.0]
