@@ -126,8 +126,8 @@ class Value:
         int or float: a Value exponent is a TypeError that says so."""
         if not isinstance(exponent, (int, float)):
             raise TypeError(
-                f"Value ** exponent: the exponent must be an int or float, not "
-                f"{type(exponent).__name__} (no gradient flows into an exponent here)"
+                f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "
+                f"(no gradient flows into an exponent here)"
             )
         out = Value(self.data ** exponent, (self,), f'**{exponent}')
 
@@ -222,7 +222,6 @@ class Neuron(Module):
         raise NotImplementedError("stage 8: write Neuron.parameters (kata hint 8)")
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"{'ReLU' if self.nonlin else 'Linear'}Neuron({len(self.w)})"
 
 
@@ -240,7 +239,6 @@ class Layer(Module):
         raise NotImplementedError("stage 8: write Layer.parameters (kata hint 8)")
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
 
 
@@ -262,7 +260,6 @@ class MLP(Module):
         raise NotImplementedError("stage 8: write MLP.parameters (kata hint 8)")
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
 
 

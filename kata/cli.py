@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "kata.verify",     # verify
     "kata.classroom",  # release, grade
     "kata.pictures",   # graph, explore, train
+    "kata.mutation",   # mutate
 )
 
 

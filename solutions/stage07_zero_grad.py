@@ -125,8 +125,8 @@ class Value:
         int or float: a Value exponent is a TypeError that says so."""
         if not isinstance(exponent, (int, float)):
             raise TypeError(
-                f"Value ** exponent: the exponent must be an int or float, not "
-                f"{type(exponent).__name__} (no gradient flows into an exponent here)"
+                f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "
+                f"(no gradient flows into an exponent here)"
             )
         out = Value(self.data ** exponent, (self,), f'**{exponent}')
 

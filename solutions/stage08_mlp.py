@@ -126,8 +126,8 @@ class Value:
         int or float: a Value exponent is a TypeError that says so."""
         if not isinstance(exponent, (int, float)):
             raise TypeError(
-                f"Value ** exponent: the exponent must be an int or float, not "
-                f"{type(exponent).__name__} (no gradient flows into an exponent here)"
+                f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "
+                f"(no gradient flows into an exponent here)"
             )
         out = Value(self.data ** exponent, (self,), f'**{exponent}')
 
@@ -231,7 +231,6 @@ class Neuron(Module):
         # END SOLUTION
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"{'ReLU' if self.nonlin else 'Linear'}Neuron({len(self.w)})"
 
 
@@ -255,7 +254,6 @@ class Layer(Module):
         # END SOLUTION
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
 
 
@@ -288,7 +286,6 @@ class MLP(Module):
         # END SOLUTION
 
     def __repr__(self):
-        """Value(data=2.0, grad=0.0)"""
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
 
 
@@ -300,7 +297,8 @@ def train(model, xs, ys, steps, lr):
     # BEGIN SOLUTION
     losses = []
     for _ in range(steps):
-        loss = sum((model(x) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)  # sum starts at 0: 0 + Value is __radd__
+        errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)]
+        loss = sum(errors) / len(errors)  # sum starts at 0, and 0 + Value is Value.__radd__
         model.zero_grad()
         loss.backward()
         for p in model.parameters():

@@ -190,6 +190,12 @@ def test_a_wrong_input_length_raises(engine):
     expect.raises(ValueError, lambda: model([1.0, 2.0]), f"MLP(3, [4, 1]) given 2 inputs: {STRICT}")
 
 
+def test_train_refuses_inputs_and_targets_of_different_lengths(engine):
+    model = engine.MLP(1, [2, 1], seed=0)
+    expect.raises(ValueError, lambda: engine.train(model, [[0.0], [1.0], [2.0]], [0.0, 1.0], steps=1, lr=0.1),
+                  "3 inputs but 2 targets: say so (zip(..., strict=True)) rather than silently train on the first 2")
+
+
 def test_train_returns_one_loss_per_step(engine):
     losses = engine.train(engine.MLP(1, [8, 1], seed=2), XS, YS, steps=5, lr=0.1)
     expect.true(isinstance(losses, list) and len(losses) == 5,

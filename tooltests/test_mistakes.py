@@ -1,0 +1,99 @@
+"""The classic-mistake catalogue (kata/mistakes.py): each mistake fails its stage, by name.
+
+For every entry, the reference module of its stage gets the mistake (``old``
+-> ``new``, which must match exactly once) and becomes a learner's
+``exercises/`` module in a scratch copy of the kata; that stage's tests run
+against it in a fresh pytest, as ``pytest tests/test_stageNN_*.py`` would for
+the learner.  The stage must fail, and its output must contain the entry's
+phrase: the tests do not just notice the mistake, they name it.
+
+The pytest runs are started together, two at a time per core, on the first
+test that needs them; each test then reads its own result.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from kata.manifest import STAGES, stage
+from kata.mistakes import MISTAKES
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 120
+
+
+def test_the_catalogue_is_big_and_well_formed():
+    ids = [m.id for m in MISTAKES]
+    assert len(ids) >= 25, f"only {len(ids)} mistakes catalogued"
+    assert len(set(ids)) == len(ids), "mistake ids must be unique"
+    assert {m.stage for m in MISTAKES} == {s.number for s in STAGES}, \
+        "every stage has at least one catalogued mistake"
+    for m in MISTAKES:
+        assert m.old != m.new and m.phrase.strip() and m.says.strip(), m.id
+
+
+def mistaken_source(mistake) -> str:
+    """The reference module of the mistake's stage, with the mistake made."""
+    path = ROOT / stage(mistake.stage).source("solutions")
+    source = path.read_text(encoding="utf-8")
+    found = source.count(mistake.old)
+    if found != 1:
+        pytest.fail(f"mistake {mistake.id!r}: its `old` text occurs {found} times in {path.relative_to(ROOT)}, "
+                    f"expected exactly once; update kata/mistakes.py to the reference as it is now:\n{mistake.old}")
+    return source.replace(mistake.old, mistake.new)
+
+
+def run_stage_with(mistake, where: Path) -> subprocess.CompletedProcess:
+    """A scratch kata in ``where`` whose exercises/ module of the stage holds the mistake;
+    run that stage's tests against it."""
+    s = stage(mistake.stage)
+    for name in ("conftest.py", "pyproject.toml"):
+        shutil.copy2(ROOT / name, where / name)
+    shutil.copytree(ROOT / "tests", where / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    (where / "exercises").mkdir()
+    (where / "exercises" / "__init__.py").write_text("", encoding="utf-8")
+    (where / s.source("exercises")).write_text(mistaken_source(mistake), encoding="utf-8")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("KATA_IMPL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", s.test_file, "--impl", "exercises", "-q", "-rf", "--no-header",
+         "-p", "no:cacheprovider"],
+        cwd=where, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+@pytest.fixture(scope="session")
+def outcomes(request, tmp_path_factory):
+    """Every selected mistake's stage run, started together; {id: CompletedProcess or error}."""
+    chosen = [item.callspec.params["mistake"] for item in request.session.items
+              if hasattr(item, "callspec") and "mistake" in item.callspec.params]
+
+    places = [tmp_path_factory.mktemp(m.id) for m in chosen]  # here, not in threads: mktemp is not thread-safe
+
+    def one(mistake, where):
+        try:
+            return run_stage_with(mistake, where)
+        except BaseException as error:  # noqa: BLE001 - reported by the mistake's own test
+            return error
+
+    with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
+        return dict(zip((m.id for m in chosen), pool.map(one, chosen, places)))
+
+
+@pytest.mark.timeout(300)  # the first test waits for every stage run (the shared fixture)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_the_mistake_fails_its_stage_and_is_named(mistake, outcomes):
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    output = done.stdout + done.stderr
+    where = f"stage {mistake.stage} ({stage(mistake.stage).test_file}) with the mistake: {mistake.says}"
+    assert done.returncode == 1, (f"{where}: pytest exited {done.returncode}, expected 1 (tests failed)\n"
+                                  f"{output[-3000:]}")
+    assert mistake.phrase in output, (f"{where}: the stage fails, but its output never says {mistake.phrase!r}\n"
+                                      f"{output[-3000:]}")
