@@ -50,7 +50,7 @@ from pathlib import Path
 
 from . import __version__
 from .manifest import STAGES, Stage
-from .runner import Tally
+from .runner import Tally, case_status
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 FORMATS = ("text", "json", "gradescope", "junit")
@@ -368,12 +368,7 @@ def read_junit(path: Path) -> dict[tuple[str, str], tuple[str, str, float]]:
     found: dict[tuple[str, str], tuple[str, str, float]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         key = (case.get("classname") or "", case.get("name") or "")
-        status, message = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                status = {"failure": "failed"}.get(child.tag, child.tag)
-                message = (child.get("message") or child.text or "").strip()
-                break
+        status, message = case_status(case)
         try:
             seconds = float(case.get("time") or 0)
         except ValueError:

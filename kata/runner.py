@@ -61,19 +61,22 @@ def pytest_command(impl: str, stages, junit: Path, extra=()) -> list[str]:
             "-p", "no:cacheprovider", f"--junitxml={junit}", "-o", "junit_family=xunit2", *extra]
 
 
+def case_status(case: ET.Element) -> tuple[str, str]:
+    """(status, message) of one JUnit <testcase>: passed unless a child says otherwise."""
+    for child in case:
+        if child.tag in ("failure", "error", "skipped"):
+            status = {"failure": "failed"}.get(child.tag, child.tag)
+            return status, (child.get("message") or child.text or "").strip()
+    return "passed", ""
+
+
 def parse_junit(path: Path, impl: str, stages) -> dict[int, StageResult]:
     results = {s.number: StageResult(s, impl) for s in stages}
     for case in ET.parse(path).getroot().iter("testcase"):
         stage = stage_of_module(case.get("classname", "") or "")
         if stage is None or stage.number not in results:
             continue
-        status, message = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                status = {"failure": "failed"}.get(child.tag, child.tag)
-                message = (child.get("message") or child.text or "").strip()
-                break
-        results[stage.number].tests.append(Outcome(case.get("name", "?"), status, message))
+        results[stage.number].tests.append(Outcome(case.get("name", "?"), *case_status(case)))
     for result in results.values():
         if not result.tests:
             result.problem = "no test of this stage was reported"
