@@ -60,7 +60,10 @@ class Expect:
         that came are exactly what a classic mistake gives, the message names it."""
         for phrase, wrong in mistakes:
             if all(close(getattr(nodes[name][0], "grad", None), g) for name, g in wrong.items()):
-                rule = f"{rule} - these are the numbers of the classic mistake: {phrase}"
+                if phrase in rule:
+                    rule = f"{rule} (these are exactly that mistake's numbers)"
+                else:
+                    rule = f"{rule} - these are the numbers of the classic mistake: {phrase}"
                 break
         for name, (node, want) in nodes.items():
             got = getattr(node, "grad", None)
