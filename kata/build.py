@@ -27,6 +27,8 @@ from pathlib import Path
 
 from .manifest import STAGES, Stage
 
+PRISTINE_DIR = ".kata-pristine"  # a student copy's untouched stubs (written by kata release)
+
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
 STUB = "# STUB:"
@@ -122,6 +124,11 @@ def expected_exercises(root: Path) -> dict[Path, str]:
         src = root / stage.source("solutions")
         wanted[root / stage.source("exercises")] = stub_source(src.read_text(encoding="utf-8"), stage, str(src))
     return wanted
+
+
+def pristine_path(root: Path, stage: Stage) -> Path:
+    """Where a student copy keeps the untouched stub of ``stage``, for ``kata reset``."""
+    return Path(root) / PRISTINE_DIR / stage.source("exercises")
 
 
 def backup(path: Path, root: Path) -> Path:

@@ -62,7 +62,7 @@ exit 0
 def build_autograder(root: Path, zip_path: Path, out=print) -> int:
     """Write the Gradescope autograder zip for the kata at ``root``. Exit code."""
     from .grade import POLICY
-    from .release import scan, write_student_tree
+    from .release import refuse_leaks, source_files, write_student_tree
 
     root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
     if not (root / "solutions").is_dir():
@@ -74,18 +74,11 @@ def build_autograder(root: Path, zip_path: Path, out=print) -> int:
     with tempfile.TemporaryDirectory(prefix="kata-autograder-") as tmp:
         staging = Path(tmp) / "source"
         staging.mkdir()
-        from .release import source_files
         files = [f for f in source_files(root) if f.startswith(NEEDED)]
-        write_student_tree(root, staging, files)
-        shutil.rmtree(staging / ".kata-pristine", ignore_errors=True)
+        write_student_tree(root, staging, files, pristine=False)
         (staging / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
         (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY), encoding="utf-8")
-        leaks = scan(staging, root)
-        if leaks:
-            out(f"kata grade --autograder: REFUSED: reference code would ship in the autograder "
-                f"({len(leaks)} place(s)); nothing was written.")
-            for leak in leaks:
-                out(f"  {leak}")
+        if refuse_leaks(staging, root, "the autograder", out):
             return 1
         zip_path.parent.mkdir(parents=True, exist_ok=True)
         partial = zip_path.with_name(zip_path.name + ".partial")

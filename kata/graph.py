@@ -18,7 +18,6 @@ drawn, before or after backward(). Pictures need Graphviz's ``dot`` program
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -250,10 +249,3 @@ def _can_print_box() -> bool:
         return True
     except (UnicodeEncodeError, LookupError):
         return False
-
-
-def use_color(stream=None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    stream = stream or sys.stdout
-    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR") \
-        and os.environ.get("TERM") != "dumb"

@@ -18,34 +18,13 @@ from pathlib import Path
 
 from .manifest import LANGS, STAGES, Stage, find_root
 from .manifest import stage as _lookup
+from .term import use_colour
 
 LEVELS = (1, 2, 3)
 LANG_NAMES = {"en": "English", "ja": "Japanese"}
 
 
-def pristine_stub(stage: Stage, root) -> str:
-    """The untouched stub of ``stage`` (see ``kata.state.pristine_stub`` for where it comes
-    from); raises ``kata.state.PristineMissing`` when no copy can be found."""
-    from .state import pristine_stub as find
-    return find(stage, Path(root))
-
-
 # --- output -------------------------------------------------------------------
-
-def use_colour(stream=None) -> bool:
-    """Colour on a terminal; never with NO_COLOR (https://no-color.org); FORCE_COLOR forces it."""
-    stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
 
@@ -417,7 +396,7 @@ def confirm(question: str) -> bool:
 
 def _reset(args) -> int:
     from .build import backup
-    from .state import PristineMissing, write_atomic
+    from .state import PristineMissing, pristine_stub, write_atomic
     root = find_root()
     s = pick_stage(args.stage)
     path = root / s.source("exercises")

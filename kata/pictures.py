@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from kata import manifest
+from kata.term import use_colour
 
 PICTURES_EXTRA = "pip install -e '.[pictures]'"
 
@@ -231,7 +232,7 @@ def graph_command(args) -> int:
                  f"so every grad is still 0.")
     title = f"{title}   ({where}, {when})"
 
-    color = graph.use_color(sys.stdout)
+    color = use_colour(sys.stdout)
     ascii_only = not graph._can_print_box()
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() == ".txt":

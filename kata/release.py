@@ -24,30 +24,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .build import PRISTINE_DIR
 from .manifest import STAGES, Stage
 
 # --- where a student copy keeps its pristine stubs -------------------------
-
-PRISTINE_DIR = ".kata-pristine"
-
-
-def pristine_path(root: Path, stage: Stage) -> Path:
-    """Where a student copy keeps the untouched stub of ``stage`` (``kata reset``
-    reads it when ``solutions/`` is absent): ``.kata-pristine/exercises/stageNN_*.py``."""
-    return Path(root) / PRISTINE_DIR / stage.source("exercises")
-
-
-def pristine_source(root: Path, stage: Stage) -> str | None:
-    """The untouched stub of ``stage``: generated from ``solutions/`` when the
-    reference is there, else read from the copy's pristine folder; None if neither."""
-    root = Path(root)
-    ref = root / stage.source("solutions")
-    if ref.is_file():
-        from .build import stub_source
-        return stub_source(ref.read_text(encoding="utf-8"), stage, str(ref))
-    kept = pristine_path(root, stage)
-    return kept.read_text(encoding="utf-8") if kept.is_file() else None
-
 
 # --- what goes into a student copy ------------------------------------------
 
@@ -211,9 +191,11 @@ def _yaml_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def write_student_tree(root: Path, dest: Path, files: list[str] | None = None) -> list[str]:
-    """Write the student copy's files under ``dest`` (which must exist). Returns
-    what was written, relative to ``dest``."""
+def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
+                       pristine: bool = True) -> list[str]:
+    """Write the student copy's files under ``dest`` (which must exist), with the
+    pristine stubs for ``kata reset`` unless ``pristine`` is false. Returns what
+    was written, relative to ``dest``."""
     from .build import expected_exercises
 
     root, dest = Path(root), Path(dest)
@@ -242,7 +224,7 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None) -
             put(rel, source=src)
     for rel, text in generated.items():
         put(rel, text)
-        if rel != "exercises/__init__.py":
+        if pristine and rel != "exercises/__init__.py":
             put(f"{PRISTINE_DIR}/{rel}", text)
     return written
 
@@ -370,6 +352,16 @@ def scan(folder: Path, reference_root: Path) -> list[Leak]:
     return leaks
 
 
+def refuse_leaks(staging: Path, root: Path, what: str, out=print) -> bool:
+    """Scan ``staging``; on any leak say so (``what`` names the output) and return True."""
+    leaks = scan(staging, root)
+    if leaks:
+        out(f"REFUSED: reference code would leak into {what} ({len(leaks)} place(s)); nothing was written.")
+        for leak in leaks:
+            out(f"  {leak}")
+    return bool(leaks)
+
+
 def _exercise_stage(rel: str) -> Stage | None:
     """The stage whose exercises module ``rel`` is (at its usual place or a
     pristine copy of it); None for any other file."""
@@ -380,10 +372,6 @@ def _exercise_stage(rel: str) -> Stage | None:
 
 
 # --- the command ------------------------------------------------------------
-
-class ReleaseError(Exception):
-    pass
-
 
 def release(root: Path, dest: Path, out=print) -> int:
     """Write a student copy of ``root`` to ``dest``. Exit code: 0 done, 1 a leak
@@ -406,12 +394,7 @@ def release(root: Path, dest: Path, out=print) -> int:
         workflow.parent.mkdir(parents=True, exist_ok=True)
         workflow.write_text(classroom_workflow(), encoding="utf-8")
         written.append(".github/workflows/classroom.yml")
-        leaks = scan(staging, root)
-        if leaks:
-            out(f"kata release: REFUSED: reference code would leak into the student copy "
-                f"({len(leaks)} place(s)); nothing was written to {dest}.")
-            for leak in leaks:
-                out(f"  {leak}")
+        if refuse_leaks(staging, root, f"the student copy {dest}", out):
             return 1
         if dest.exists():
             dest.rmdir()

@@ -23,10 +23,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .build import PRISTINE_DIR, pristine_path
 from .manifest import Stage
 
 CACHE_VERSION = 1
-PRISTINE_DIR = ".kata-pristine"  # the student copy's stubs, as kata/release.py ships them
 
 
 def kata_dir(root: Path) -> Path:
@@ -104,7 +104,7 @@ def pristine_stub(stage: Stage, root: Path) -> str:
     if reference.is_file():
         from .build import stub_source
         return stub_source(reference.read_text(encoding="utf-8"), stage, str(reference))
-    for shipped in (root / PRISTINE_DIR / stage.source("exercises"),
+    for shipped in (pristine_path(root, stage),
                     kata_dir(root) / "pristine" / f"{stage.module}.py"):
         if shipped.is_file():
             return shipped.read_text(encoding="utf-8")

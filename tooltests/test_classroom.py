@@ -14,15 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from kata.build import regions, strip_markers, stub_source
+from kata.build import PRISTINE_DIR, pristine_path, regions, strip_markers, stub_source
 from kata.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
 from kata.gradescope import build_autograder, unpack
 from kata.manifest import STAGES, stage
+from kata.state import pristine_stub
 from kata.release import (
-    PRISTINE_DIR,
     classroom_workflow,
-    pristine_path,
-    pristine_source,
     release,
     scan,
     source_files,
@@ -324,7 +322,7 @@ def test_the_release_holds_no_reference_code(released):
     for s in STAGES:
         assert (released / s.source("exercises")).read_text() == stub(s.number)
         assert pristine_path(released, s).read_text() == stub(s.number)
-        assert pristine_source(released, s) == stub(s.number)
+        assert pristine_stub(s, released) == stub(s.number)
         assert (released / s.test_file).is_file() or not (ROOT / s.test_file).is_file()
     for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "kata/cli.py", "tests/expect.py"):
         assert (released / name).is_file(), name

@@ -261,11 +261,13 @@ class _Terminal(io.StringIO):
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, capsys, tmp_path):
+    from kata.term import use_colour
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
-    assert graph.use_color(_Terminal()) and not graph.use_color(io.StringIO())
+    assert use_colour(_Terminal()) and not use_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not graph.use_color(_Terminal())
+    assert not use_colour(_Terminal())
     assert run_cli("graph", "--impl", "solutions", "--out", tmp_path / "g.svg") == 0  # captured: no tty
     assert "\033" not in capsys.readouterr().out
     L, names = article_graph()
