@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from expect import RuleBroken
-from kata.manifest import IMPLS, STAGES, stage_of_module
+from autograd_kata.core.manifest import IMPLS, STAGES, stage_of_module
 
 
 def pytest_addoption(parser):

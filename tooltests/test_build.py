@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kata.build import MarkerError, build, regions, strip_markers, stub_source
-from kata.manifest import STAGES, stage
+from autograd_kata.core.build import MarkerError, build, regions, strip_markers, stub_source
+from autograd_kata.core.manifest import STAGES, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,7 +103,7 @@ def test_build_without_solutions_refuses(copy):
 
 
 def test_the_cli_reports_check_through_its_exit_code():
-    proc = subprocess.run([sys.executable, "-m", "kata.cli", "build", "--check"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "autograd_kata.cli", "build", "--check"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "up to date" in proc.stdout

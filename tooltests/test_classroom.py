@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kata.build import PRISTINE_DIR, pristine_path, regions, strip_markers, stub_source
-from kata.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
-from kata.gradescope import build_autograder, unpack
-from kata.manifest import STAGES, stage
-from kata.state import pristine_stub
-from kata.release import (
+from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions, strip_markers, stub_source
+from autograd_kata.classroom.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
+from autograd_kata.classroom.gradescope import build_autograder, unpack
+from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.state import pristine_stub
+from autograd_kata.classroom.release import (
     classroom_workflow,
     release,
     scan,
@@ -136,7 +136,7 @@ def test_exits_aborts_crashes_and_import_errors_score_zero_with_a_reason(trouble
 
 def test_cheating_gains_nothing(tmp_path):
     """import solutions, its own conftest.py, edited tests, its own __init__: all for nothing."""
-    steal = ("import kata, pathlib, sys\n"
+    steal = ("import autograd_kata as kata, pathlib, sys\n"
              "sys.path.insert(0, str(pathlib.Path(kata.__file__).resolve().parents[1]))\n"
              "from solutions.stage04_tanh import *  # the reference, were it reachable\n"
              "from solutions.stage04_tanh import _lift\n")
@@ -264,17 +264,17 @@ def test_json_and_text_agree_with_the_report(which, request):
 def test_the_cli_always_writes_its_report(tmp_path):
     good = submission(tmp_path / "good")
     out = tmp_path / "out" / "results.json"
-    proc = run([sys.executable, "-m", "kata.cli", "grade", "--submission", str(good), "--stage", "1",
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--submission", str(good), "--stage", "1",
                 "--format", "gradescope", "--out", str(out)], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(out.read_text())["score"] == stage(1).points
     missing = tmp_path / "report.json"
-    proc = run([sys.executable, "-m", "kata.cli", "grade", "--submission", str(tmp_path / "nowhere"),
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--submission", str(tmp_path / "nowhere"),
                 "--format", "json", "--out", str(missing)], cwd=ROOT)
     assert proc.returncode == 1
     data = json.loads(missing.read_text())
     assert data["score"] == 0 and "not a folder" in data["message"]
-    helptext = run([sys.executable, "-m", "kata.cli", "grade", "--help"], cwd=ROOT).stdout
+    helptext = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--help"], cwd=ROOT).stdout
     assert "all or nothing per stage" in helptext
 
 
@@ -316,7 +316,7 @@ def released(tmp_path_factory):
 
 def test_the_release_holds_no_reference_code(released):
     assert not (released / "solutions").exists()
-    for left_out in ("benchmarks", "tooltests", ".ci", "mutants", "kata/mistakes.py"):
+    for left_out in ("benchmarks", "tooltests", ".ci", "mutants", "autograd_kata/maintainer/mistakes.py"):
         assert not (released / left_out).exists(), left_out
     assert scan(released, ROOT) == []
     for s in STAGES:
@@ -324,7 +324,7 @@ def test_the_release_holds_no_reference_code(released):
         assert pristine_path(released, s).read_text() == stub(s.number)
         assert pristine_stub(s, released) == stub(s.number)
         assert (released / s.test_file).is_file() or not (ROOT / s.test_file).is_file()
-    for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "kata/cli.py", "tests/expect.py"):
+    for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "autograd_kata/cli.py", "tests/expect.py"):
         assert (released / name).is_file(), name
     hints = sorted(p.relative_to(ROOT) for p in (ROOT / "hints").rglob("*.md"))
     assert hints == sorted(p.relative_to(released) for p in (released / "hints").rglob("*.md"))
@@ -350,11 +350,11 @@ def test_kata_status_and_hint_work_in_the_release(released, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(released, copy)
     env = {"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = run([sys.executable, "-m", "kata.cli", "status"], cwd=copy, env=env)
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "status"], cwd=copy, env=env)
     assert "Traceback" not in proc.stderr + proc.stdout and proc.returncode in (0, 1), proc.stdout + proc.stderr
     assert stage(1).title in proc.stdout
     if (ROOT / stage(1).hint_file("en")).is_file():
-        proc = run([sys.executable, "-m", "kata.cli", "hint", "1", "--lang", "en"], cwd=copy, env=env)
+        proc = run([sys.executable, "-m", "autograd_kata.cli", "hint", "1", "--lang", "en"], cwd=copy, env=env)
         assert proc.returncode == 0 and proc.stdout.strip(), proc.stdout + proc.stderr
 
 
@@ -363,7 +363,7 @@ def test_kata_reset_restores_the_stub_in_the_release(released, tmp_path):
     shutil.copytree(released, copy)
     target = copy / stage(4).source("exercises")
     target.write_text(reference(4))
-    proc = run([sys.executable, "-m", "kata.cli", "reset", "4", "--yes"], cwd=copy,
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "reset", "4", "--yes"], cwd=copy,
                env={"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert target.read_text() == stub(4)

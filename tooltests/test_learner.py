@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from kata import cli, state
-from kata.build import strip_markers
-from kata.manifest import STAGES, stage
+from autograd_kata import cli
+
+from autograd_kata.core import state
+from autograd_kata.core.build import strip_markers
+from autograd_kata.core.manifest import STAGES, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 COLOUR_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "KATA_WATCH_POLL")
@@ -98,7 +100,7 @@ def no_runs(monkeypatch):
     """Make any test run an error: what follows must come from the cache."""
     def refuse(*args, **kwargs):
         raise AssertionError("the tests were run although the cache should have answered")
-    monkeypatch.setattr("kata.runner.run", refuse)
+    monkeypatch.setattr("autograd_kata.core.runner.run", refuse)
 
 
 # --- help and start-up ------------------------------------------------------------
@@ -117,9 +119,9 @@ def test_help_lists_every_learner_command_and_each_has_its_own_help(capsys):
 
 
 def test_help_starts_fast_without_importing_the_heavy_parts():
-    code = ("import time, sys; t = time.perf_counter(); import kata.cli; p = kata.cli.parser(); "
+    code = ("import time, sys; t = time.perf_counter(); import autograd_kata.cli; p = autograd_kata.cli.parser(); "
             "print(time.perf_counter() - t); "
-            "print(*[m for m in ('kata.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') if m in sys.modules])")
+            "print(*[m for m in ('autograd_kata.core.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30)
     seconds, heavy = proc.stdout.splitlines()[0], proc.stdout.splitlines()[1:]
     assert float(seconds) < 0.3
@@ -323,7 +325,7 @@ def tty_output(root, argv, extra_env):
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARS}
     env.update(extra_env)
-    proc = subprocess.Popen([sys.executable, "-m", "kata.cli", *argv], cwd=root, stdout=slave,
+    proc = subprocess.Popen([sys.executable, "-m", "autograd_kata.cli", *argv], cwd=root, stdout=slave,
                             stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
     chunks = []
@@ -477,7 +479,7 @@ def test_watch_reruns_on_save_and_stops_cleanly_on_ctrl_c(kata, poll):
     env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARS}
     if poll:
         env["KATA_WATCH_POLL"] = "1"
-    proc = subprocess.Popen([sys.executable, "-m", "kata.cli", "watch", "1"], cwd=kata, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "autograd_kata.cli", "watch", "1"], cwd=kata, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         out = Reader(proc)
@@ -497,7 +499,7 @@ def test_watch_reruns_on_save_and_stops_cleanly_on_ctrl_c(kata, poll):
 
 
 def test_watch_debounces_a_burst_of_writes(kata, monkeypatch):
-    from kata import learner_watch
+    from autograd_kata.learner import watch as learner_watch
     monkeypatch.setattr(learner_watch, "POLL_INTERVAL", 0.05)
     monkeypatch.setattr(learner_watch, "DEBOUNCE", 0.2)
     folder = kata / "exercises"

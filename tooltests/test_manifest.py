@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kata.build import regions
-from kata.manifest import LANGS, STAGES, find_root, stage, stage_of_module
+from autograd_kata.core.build import regions
+from autograd_kata.core.manifest import LANGS, STAGES, find_root, stage, stage_of_module
 
 ROOT = Path(__file__).resolve().parent.parent
 

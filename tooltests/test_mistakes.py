@@ -1,4 +1,4 @@
-"""The classic-mistake catalogue (kata/mistakes.py): each mistake fails its stage, by name.
+"""The classic-mistake catalogue (autograd_kata/maintainer/mistakes.py): each mistake fails its stage, by name.
 
 For every entry, the reference module of its stage gets the mistake (``old``
 -> ``new``, which must match exactly once) and becomes a learner's
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from kata.manifest import STAGES, stage
-from kata.mistakes import MISTAKES
+from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.maintainer.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
@@ -45,7 +45,7 @@ def mistaken_source(mistake) -> str:
     found = source.count(mistake.old)
     if found != 1:
         pytest.fail(f"mistake {mistake.id!r}: its `old` text occurs {found} times in {path.relative_to(ROOT)}, "
-                    f"expected exactly once; update kata/mistakes.py to the reference as it is now:\n{mistake.old}")
+                    f"expected exactly once; update autograd_kata/maintainer/mistakes.py to the reference as it is now:\n{mistake.old}")
     return source.replace(mistake.old, mistake.new)
 
 

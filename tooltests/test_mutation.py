@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from kata import mutation
-from kata.mutation import function_of, gate, module_of, parse_results, table
+from autograd_kata.maintainer import mutation
+from autograd_kata.maintainer.mutation import function_of, gate, module_of, parse_results, table
 
 ADD = "solutions.stage02_add_mul.xǁValueǁ__add____mutmut_3"
 TRAIN = "solutions.stage08_mlp.x_train__mutmut_1"
@@ -67,7 +67,7 @@ def test_any_mutant_not_killed_fails_and_is_shown_with_its_diff(tmp_path, fake_m
 
 def test_a_reviewed_equivalent_may_survive_and_a_stale_one_fails(tmp_path, fake_mutmut):
     fake_mutmut["results"] = {ADD: "survived"}
-    (tmp_path / "kata").mkdir()
+    (tmp_path / mutation.EQUIVALENTS).parent.mkdir(parents=True)
     entry = {"module": "stage02_add_mul", "function": "Value.__add__", "from": "self.grad += out.grad",
              "to": "self.grad = out.grad", "reason": "for the sake of this test"}
     (tmp_path / mutation.EQUIVALENTS).write_text(json.dumps([entry]))
@@ -79,6 +79,6 @@ def test_a_reviewed_equivalent_may_survive_and_a_stale_one_fails(tmp_path, fake_
 
 
 def test_the_reviewed_list_of_the_repository_is_well_formed():
-    from kata.manifest import find_root
+    from autograd_kata.core.manifest import find_root
     for entry in mutation.load_equivalents(find_root()):
         assert entry["reason"].strip(), entry

@@ -25,8 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from kata import explore, graph, pictures
-from kata import train as trainer
+from autograd_kata.pictures import explore
+
+from autograd_kata.pictures import graph
+
+from autograd_kata.pictures import commands as pictures
+from autograd_kata.pictures import train as trainer
 from pictures_png import colours, read_png
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -261,7 +265,7 @@ class _Terminal(io.StringIO):
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, capsys, tmp_path):
-    from kata.term import use_colour
+    from autograd_kata.core.term import use_colour
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
@@ -275,7 +279,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, capsys, 
 
 
 def test_the_cli_module_imports_only_light_things():
-    code = ("import sys, kata.pictures, kata.graph, kata.explore, kata.train\n"
+    code = ("import sys, autograd_kata.pictures.commands, autograd_kata.pictures.graph, autograd_kata.pictures.explore, autograd_kata.pictures.train\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'matplotlib', 'numpy', 'selenium', 'PIL'}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kata.build import strip_markers
-from kata.manifest import STAGES, stage
+from autograd_kata.core.build import strip_markers
+from autograd_kata.core.manifest import STAGES, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kata.manifest import STAGES
+from autograd_kata.core.manifest import STAGES
 
 torch = pytest.importorskip("torch")
 

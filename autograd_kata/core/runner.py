@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .manifest import STAGES, Stage, stage_of_module
+from autograd_kata.core.manifest import STAGES, Stage, stage_of_module
 
 
 @dataclass

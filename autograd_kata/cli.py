@@ -11,15 +11,15 @@ import argparse
 import importlib
 import sys
 
-from . import __version__
+from autograd_kata import __version__
 
 COMMAND_MODULES = (
-    "kata.learner",    # status, check, hint, diff, reset, watch
-    "kata.build",      # build
-    "kata.verify",     # verify
-    "kata.classroom",  # release, grade
-    "kata.pictures",   # graph, explore, train
-    "kata.mutation",   # mutate
+    "autograd_kata.learner.commands",    # status, check, hint, diff, reset, watch
+    "autograd_kata.core.build",      # build
+    "autograd_kata.maintainer.verify",     # verify
+    "autograd_kata.classroom.commands",  # release, grade
+    "autograd_kata.pictures.commands",   # graph, explore, train
+    "autograd_kata.maintainer.mutation",   # mutate
 )
 
 

@@ -1,7 +1,7 @@
 """The learner's commands: ``status``, ``check``, ``hint``, ``diff``, ``reset``, ``watch``.
 
 ``kata`` alone runs ``status``.  Every command finds the kata from the working
-directory (``manifest.find_root``), runs tests through ``kata.runner`` (results
+directory (``manifest.find_root``), runs tests through ``autograd_kata.core.runner`` (results
 cached in ``.kata/`` by file content, so a repeated call is instant), and keeps
 its little state in ``.kata/`` (git-ignored).  Messages are English; hint text
 is in the learner's language (``--lang``, else ``KATA_LANG``, else the locale).
@@ -16,9 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from .manifest import LANGS, STAGES, Stage, find_root
-from .manifest import stage as _lookup
-from .term import use_colour
+from autograd_kata.core.manifest import LANGS, STAGES, Stage, find_root
+from autograd_kata.core.manifest import stage as _lookup
+from autograd_kata.core.term import use_colour
 
 LEVELS = (1, 2, 3)
 LANG_NAMES = {"en": "English", "ja": "Japanese"}
@@ -110,7 +110,7 @@ def _announce(stages) -> None:
 
 
 def results(stages, root, fresh=False):
-    from .state import cached_results
+    from autograd_kata.core.state import cached_results
     return cached_results(stages, root, fresh=fresh, announce=_announce)
 
 
@@ -127,7 +127,7 @@ def stage_state(s: Stage, result, root: Path) -> str:
         return "done"
     if not (root / s.source("exercises")).is_file():
         return "file missing"
-    from .state import is_pristine
+    from autograd_kata.core.state import is_pristine
     untouched = is_pristine(s, root)
     if untouched is None:  # no pristine copy to compare with: judge by the tests
         untouched = result.passed == 0
@@ -296,7 +296,7 @@ def parse_hints(text: str) -> tuple[str, dict[int, tuple[str, str]]]:
 
 
 def _hint(args) -> int:
-    from .state import hint_seen, record_hint
+    from autograd_kata.core.state import hint_seen, record_hint
     root = find_root()
     style = _style()
     s = pick_stage(args.stage)
@@ -345,7 +345,7 @@ def _hint(args) -> int:
 def _diff(args) -> int:
     import difflib
 
-    from .build import strip_markers
+    from autograd_kata.core.build import strip_markers
     root = find_root()
     style = _style()
     s = pick_stage(args.stage)
@@ -395,8 +395,8 @@ def confirm(question: str) -> bool:
 
 
 def _reset(args) -> int:
-    from .build import backup
-    from .state import PristineMissing, pristine_stub, write_atomic
+    from autograd_kata.core.build import backup
+    from autograd_kata.core.state import PristineMissing, pristine_stub, write_atomic
     root = find_root()
     s = pick_stage(args.stage)
     path = root / s.source("exercises")
@@ -428,7 +428,7 @@ def _reset(args) -> int:
 # --- watch ------------------------------------------------------------------
 
 def _watch(args) -> int:
-    from .learner_watch import watch
+    from autograd_kata.learner.watch import watch
     root = find_root()
     s = pick_stage(args.stage) if args.stage is not None else None
     return watch(root, s, poll=args.poll)

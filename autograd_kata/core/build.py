@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .manifest import STAGES, Stage
+from autograd_kata.core.manifest import STAGES, Stage
 
 PRISTINE_DIR = ".kata-pristine"  # a student copy's untouched stubs (written by kata release)
 
@@ -179,7 +179,7 @@ def build(root: Path, check: bool = False, out=print) -> int:
 
 
 def _command(args) -> int:
-    from .manifest import find_root
+    from autograd_kata.core.manifest import find_root
     return build(find_root(), check=args.check)
 
 

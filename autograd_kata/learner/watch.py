@@ -15,8 +15,8 @@ import threading
 import time
 from pathlib import Path
 
-from .learner import _style, first_unfinished, report, results, say
-from .manifest import STAGES, Stage
+from autograd_kata.learner.commands import _style, first_unfinished, report, results, say
+from autograd_kata.core.manifest import STAGES, Stage
 
 POLL_INTERVAL = 0.5   # seconds between two looks at the files
 DEBOUNCE = 0.3        # quiet time after the last change before the tests run

@@ -2,8 +2,8 @@
 (scores instructors can trust; also a Gradescope autograder).
 
 Top-level imports stay light (``kata --help`` must start fast): the work is
-in ``kata.release``, ``kata.grade`` and ``kata.gradescope``, imported by the
-handlers.  ``python -m kata.classroom grade ...`` runs the grader without the
+in ``autograd_kata.classroom.release``, ``autograd_kata.classroom.grade`` and ``autograd_kata.classroom.gradescope``, imported by the
+handlers.  ``python -m autograd_kata grade ...`` runs the grader without the
 rest of the CLI (the Gradescope autograder and the GitHub Classroom workflow
 use it).
 """
@@ -33,17 +33,17 @@ its points, 1 otherwise, 2 when the grading could not be set up.
 
 
 def _root():
-    from .manifest import find_root
+    from autograd_kata.core.manifest import find_root
     return find_root()
 
 
 def _release(args) -> int:
-    from .release import release
+    from autograd_kata.classroom.release import release
     return release(_root(), args.dir)
 
 
 def _autograder(args) -> int:
-    from .gradescope import build_autograder
+    from autograd_kata.classroom.gradescope import build_autograder
     return build_autograder(_root(), args.zip)
 
 
@@ -51,10 +51,10 @@ def _grade(args) -> int:
     from pathlib import Path
 
     if getattr(args, "autograder", None):
-        from .gradescope import build_autograder
+        from autograd_kata.classroom.gradescope import build_autograder
         return build_autograder(_root(), args.autograder)
     from . import grade as g
-    from .manifest import STAGES, stage
+    from autograd_kata.core.manifest import STAGES, stage
 
     try:
         stages = [stage(n) for n in args.stage] if args.stage else list(STAGES)
@@ -77,7 +77,7 @@ def _grade(args) -> int:
 def add_grade_parser(sub) -> argparse.ArgumentParser:
     import textwrap
 
-    from .manifest import STAGES
+    from autograd_kata.core.manifest import STAGES
     points = textwrap.fill("Points (from the stage manifest): " + ", ".join(
         f"stage {s.number}: {s.points}" for s in STAGES) + f"; {sum(s.points for s in STAGES)} in all.", 76)
     description = GRADE_HELP.format(points=points)
@@ -121,7 +121,7 @@ def register(sub) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kata.classroom")
+    parser = argparse.ArgumentParser(prog="python -m autograd_kata.classroom.commands")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     register(sub)
     args = parser.parse_args(argv)

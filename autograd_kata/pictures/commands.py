@@ -1,7 +1,7 @@
 """`kata graph`, `kata explore`, `kata train`: pictures of the graph, the slope
 and the learning. All three are optional extras; the stage tests never need them.
 
-Only the standard library and kata.manifest are imported here, so the CLI
+Only the standard library and autograd_kata.core.manifest are imported here, so the CLI
 starts fast; Graphviz, matplotlib and the browser are reached inside handlers.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from kata import manifest
-from kata.term import use_colour
+from autograd_kata.core import manifest
+from autograd_kata.core.term import use_colour
 
 PICTURES_EXTRA = "pip install -e '.[pictures]'"
 
@@ -183,7 +183,7 @@ def _example(Value, number: int):
 
 
 def graph_command(args) -> int:
-    from kata import graph
+    from autograd_kata.pictures import graph
 
     stage = _stage_or_exit(args.stage)
     if stage is None:
@@ -272,7 +272,7 @@ def _engine_failed(error, where, impl, doing) -> int:
 # ------------------------------------------------------------------ explore
 
 def explore_command(args) -> int:
-    from kata import explore
+    from autograd_kata.pictures import explore
 
     target = Path(args.out) if args.out else _default_out("explore.html")
     try:
@@ -292,7 +292,7 @@ def train_command(args) -> int:
     if importlib.util.find_spec("matplotlib") is None:
         _say(f"kata train draws its picture with matplotlib, which is not installed: {PICTURES_EXTRA}")
         return 1
-    from kata import train as trainer
+    from autograd_kata.pictures import train as trainer
 
     if args.steps < 1 or args.points < 4 or args.batch < 1:
         _say("kata train: --steps and --batch must be at least 1, --points at least 4")
@@ -356,7 +356,7 @@ def register(sub) -> None:
             "+ - * / **, unary -, and .tanh() .exp() .relu() (or tanh(x), exp(x), relu(x)).\n"
             f"Inputs default to {', '.join(f'{k}={v}' for k, v in DEFAULT_INPUTS.items())}.\n\n"
             "From Python, on any Value of yours:\n"
-            "    from kata.graph import draw\n"
+            "    from autograd_kata.pictures.graph import draw\n"
             "    draw(loss)            # or draw(loss, 'loss.png', names={'w': w})"),
         epilog=("examples:\n"
                 "  kata graph\n"

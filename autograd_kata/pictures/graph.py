@@ -1,6 +1,6 @@
 """Draw the computation graph behind a Value.
 
-    from kata.graph import draw
+    from autograd_kata.pictures.graph import draw
     L = (a*b + c).tanh()
     L.backward()
     draw(L)                      # .kata/graph.svg with Graphviz, else a text tree

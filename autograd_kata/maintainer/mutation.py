@@ -13,7 +13,7 @@ and does not notice edited tests.  It prints killed / survived / timeout /
 no tests per module, every survivor with its diff, and the wall time, and
 returns non-zero unless every mutant was killed.  A mutant that no test can
 ever kill (an equivalent one) is better removed by rewriting the reference;
-failing that, it is listed with its reason in ``kata/equivalent_mutants.json``,
+failing that, it is listed with its reason in ``autograd_kata/maintainer/equivalent_mutants.json``,
 and only such a listed mutant may survive.  A listed entry that no longer
 matches a survivor fails the gate too, so the list cannot go stale.
 
@@ -25,9 +25,9 @@ import os
 import sys
 from pathlib import Path
 
-from .manifest import STAGES
+from autograd_kata.core.manifest import STAGES
 
-EQUIVALENTS = "kata/equivalent_mutants.json"
+EQUIVALENTS = "autograd_kata/maintainer/equivalent_mutants.json"
 LOG = ".kata/mutation.log"
 
 #: mutmut's words for a mutant's fate; only "killed" passes the gate.
@@ -237,7 +237,7 @@ def gate(root, out=print, max_children: int = 2) -> int:
 
 
 def _command(args) -> int:
-    from .manifest import find_root
+    from autograd_kata.core.manifest import find_root
     return gate(find_root(), max_children=args.max_children)
 
 

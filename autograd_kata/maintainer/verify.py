@@ -6,12 +6,12 @@ is killed.  Exit 0 only if all of that holds.
 """
 from __future__ import annotations
 
-from .build import build
-from .manifest import STAGES, find_root
+from autograd_kata.core.build import build
+from autograd_kata.core.manifest import STAGES, find_root
 
 
 def verify(root, out=print) -> int:
-    from .runner import run
+    from autograd_kata.core.runner import run
 
     ref = run("solutions", STAGES, root)
     stub = run("exercises", STAGES, root)
@@ -46,7 +46,7 @@ def _command(args) -> int:
     root = find_root()
     code = verify(root)
     if args.mutation:
-        from .mutation import gate
+        from autograd_kata.maintainer.mutation import gate
         code = gate(root) or code
     return code
 

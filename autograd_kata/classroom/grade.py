@@ -48,9 +48,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .manifest import STAGES, Stage
-from .runner import Tally, case_status
+from autograd_kata import __version__
+from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.runner import Tally, case_status
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 FORMATS = ("text", "json", "gradescope", "junit")
@@ -250,10 +250,8 @@ def prepare_base(grader_root: Path, dest: Path) -> None:
     for name in ("conftest.py", "pyproject.toml"):
         if (grader_root / name).is_file():
             shutil.copy2(grader_root / name, dest / name)
-    kata_src = Path(__file__).resolve().parent
-    (dest / "kata").mkdir()
-    for path in kata_src.glob("*.py"):
-        shutil.copy2(path, dest / "kata" / path.name)
+    package = Path(__file__).resolve().parent.parent
+    _copy_tree(package, dest / package.name)
     (dest / "exercises").mkdir()
     (dest / "exercises" / "__init__.py").write_text(EXERCISES_INIT, encoding="utf-8")
     (dest / "_kata_grade_guard.py").write_text(_GUARD, encoding="utf-8")

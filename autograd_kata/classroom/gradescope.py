@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 # the student copy's files the grader needs
-NEEDED = ("kata/", "tests/", "exercises/", "conftest.py", "pyproject.toml", "README.md")
+NEEDED = ("autograd_kata/", "tests/", "exercises/", "conftest.py", "pyproject.toml", "README.md")
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -47,7 +47,7 @@ PYTHON="${{KATA_PYTHON:-$ROOT/venv/bin/python}}"
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 cd "$ROOT/source" || exit 1
-"$PYTHON" -m kata.classroom grade \\
+"$PYTHON" -m autograd_kata grade \\
     --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
     --stage-timeout "${{KATA_STAGE_TIMEOUT:-60}}" \\
     --format gradescope --out "$RESULTS"
@@ -61,8 +61,8 @@ exit 0
 
 def build_autograder(root: Path, zip_path: Path, out=print) -> int:
     """Write the Gradescope autograder zip for the kata at ``root``. Exit code."""
-    from .grade import POLICY
-    from .release import refuse_leaks, source_files, write_student_tree
+    from autograd_kata.classroom.grade import POLICY
+    from autograd_kata.classroom.release import refuse_leaks, source_files, write_student_tree
 
     root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
     if not (root / "solutions").is_dir():

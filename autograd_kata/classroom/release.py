@@ -7,7 +7,7 @@ and ``.gitignore``; plus ``.kata-pristine/exercises/`` (the untouched stubs, for
 ``kata reset`` when there is no ``solutions/`` to rebuild them from) and
 ``.github/workflows/classroom.yml`` (GitHub Classroom autograding, one step per
 stage).  What only maintainers need is left out (``solutions/``,
-``benchmarks/``, ``tooltests/``, ``.ci/``, ``kata/mistakes.py``) or adjusted (``[tool.mutmut]`` and the
+``benchmarks/``, ``tooltests/``, ``.ci/``, ``autograd_kata/maintainer/mistakes.py``) or adjusted (``[tool.mutmut]`` and the
 maintainers' extras leave ``pyproject.toml``; the README loses its sections for
 maintainers and instructors).
 
@@ -24,8 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import PRISTINE_DIR
-from .manifest import STAGES, Stage
+from autograd_kata.core.build import PRISTINE_DIR
+from autograd_kata.core.manifest import STAGES, Stage
 
 # --- where a student copy keeps its pristine stubs -------------------------
 
@@ -36,7 +36,7 @@ LEFT_OUT = {"solutions", "benchmarks", "tooltests", ".ci", ".github", "mutants",
             PRISTINE_DIR}
 # maintainers' files elsewhere: the classic-mistake catalogue quotes the reference
 # to mutate it (tooltests/test_mistakes.py is its only user)
-MAINTAINER_FILES = {"kata/mistakes.py"}
+MAINTAINER_FILES = {"autograd_kata/maintainer/mistakes.py"}
 # never copied, wherever they are (a walk without git)
 SKIPPED = {".git", ".venv", ".ci-venv", ".kata", "__pycache__", ".pytest_cache", ".mypy_cache",
            ".ruff_cache", "node_modules"}
@@ -169,7 +169,7 @@ def classroom_workflow(stages=STAGES, python: str = "3.12", timeout_minutes: int
             "      with:",
             f"        test-name: {_yaml_str(name)}",
             "        setup-command: python -m pip install -q -e .",
-            f"        command: python -m kata.classroom grade --stage {s.number}",
+            f"        command: python -m autograd_kata grade --stage {s.number}",
             f"        timeout: {timeout_minutes}",
             f"        max-score: {s.points}",
         ]
@@ -196,7 +196,7 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
     """Write the student copy's files under ``dest`` (which must exist), with the
     pristine stubs for ``kata reset`` unless ``pristine`` is false. Returns what
     was written, relative to ``dest``."""
-    from .build import expected_exercises
+    from autograd_kata.core.build import expected_exercises
 
     root, dest = Path(root), Path(dest)
     generated = {str(p.relative_to(root)): text for p, text in expected_exercises(root).items()}
@@ -283,7 +283,7 @@ class _Region:
 
 def solution_regions(root: Path) -> list[_Region]:
     """Every solution region of every stage, normalized for the scan."""
-    from .build import _owner, regions
+    from autograd_kata.core.build import _owner, regions
 
     found = []
     for s in STAGES:
@@ -316,7 +316,7 @@ def scan(folder: Path, reference_root: Path) -> list[Leak]:
     Later stages' exercises modules carry it by design.  A ``solutions/``
     folder anywhere is a leak in itself.
     """
-    from .build import stub_source
+    from autograd_kata.core.build import stub_source
 
     folder, reference_root = Path(folder), Path(reference_root)
     regions_ = solution_regions(reference_root)

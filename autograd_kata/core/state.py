@@ -23,8 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .build import PRISTINE_DIR, pristine_path
-from .manifest import Stage
+from autograd_kata.core.build import PRISTINE_DIR, pristine_path
+from autograd_kata.core.manifest import Stage
 
 CACHE_VERSION = 1
 
@@ -102,7 +102,7 @@ def pristine_stub(stage: Stage, root: Path) -> str:
     root = Path(root)
     reference = root / stage.source("solutions")
     if reference.is_file():
-        from .build import stub_source
+        from autograd_kata.core.build import stub_source
         return stub_source(reference.read_text(encoding="utf-8"), stage, str(reference))
     for shipped in (pristine_path(root, stage),
                     kata_dir(root) / "pristine" / f"{stage.module}.py"):
@@ -144,7 +144,7 @@ def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
     """A hash of everything a stage's result depends on: the module under
     test, its test file, the shared test code, the pytest settings, the impl
     and the interpreter."""
-    from . import __version__
+    from autograd_kata import __version__
     root = Path(root)
     files = [stage.source(impl), stage.test_file, "conftest.py", "tests/expect.py",
              "tests/conftest.py", "pyproject.toml"]
@@ -163,9 +163,9 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
     """Every stage's ``StageResult``, re-running (in one pytest process) only
     the stages whose files changed since their result was stored (all of them
     with ``fresh``).  ``announce(stages)`` is called before a run, if given."""
-    from .runner import Outcome, StageResult
+    from autograd_kata.core.runner import Outcome, StageResult
     if run is None:
-        from .runner import run
+        from autograd_kata.core.runner import run
     root = Path(root)
     store = load_json(cache_path(root), {})
     if not isinstance(store, dict):

@@ -21,9 +21,9 @@ def page(fn: str = "tanh", x: float = 0.5) -> str:
         raise ValueError(f"no function {fn!r}; choose one of {', '.join(FUNCTIONS)}")
     if not math.isfinite(x):
         raise ValueError(f"x must be a finite number, not {x!r}")
-    template = resources.files("kata").joinpath("explore.html").read_text(encoding="utf-8")
+    template = resources.files("autograd_kata.pictures").joinpath("explore.html").read_text(encoding="utf-8")
     if _CONFIG not in template:
-        raise RuntimeError("kata/explore.html lost its KATA_CONFIG marker")
+        raise RuntimeError("autograd_kata/pictures/explore.html lost its KATA_CONFIG marker")
     config = json.dumps({"fn": fn, "x": round(float(x), 2)})
     return template.replace(_CONFIG, f"/*KATA_CONFIG*/{config}/*END_KATA_CONFIG*/")
 

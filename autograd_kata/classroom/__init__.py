@@ -1,0 +1,1 @@
+"""For instructors: a student release, grading, the Gradescope autograder."""

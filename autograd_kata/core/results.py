@@ -1,0 +1,107 @@
+"""The one results channel: a pytest plugin that writes every test's outcome as JSON.
+
+Like Exercism's test runner, it builds its record from ``pytest_runtest_logreport``
+(no JUnit round trip, so no message is ever cut). The learner's runner and the
+grader's judge both load it and read the same file::
+
+    python -m pytest -p autograd_kata.core.results --kata-results=PATH ...
+
+The file is written once, at the end of the session, atomically (a temporary
+name, then a rename). Its shape::
+
+    {"version": 1, "exitstatus": 1, "collected": 9,
+     "tests": [{"nodeid": "tests/test_stage01_value.py::test_x[stage01_value]",
+                "name": "test_x[stage01_value]", "stage": 1,
+                "outcome": "passed" | "failed" | "error" | "skipped",
+                "message": "...", "location": ["tests/test_stage01_value.py", 12],
+                "duration": 0.0012}]}
+
+A test's outcome is the worst of its phases (setup, call, teardown); "error"
+means setup or teardown failed. A collected test that never reported (the
+session was cut short) is absent: readers count from ``collected`` and fail
+closed.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from autograd_kata.core.manifest import stage_of_module
+
+RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--kata-results", metavar="PATH", default=None,
+                     help="write every test's outcome, full message and location to PATH as JSON")
+
+
+class Recorder:
+    def __init__(self, path: Path):
+        self.path = path
+        self.tests: dict[str, dict] = {}
+        self.collected = 0
+
+    def pytest_collection_finish(self, session):
+        self.collected = len(session.items)
+
+    def pytest_runtest_logreport(self, report):
+        entry = self.tests.get(report.nodeid)
+        if entry is None:
+            module = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+            stage = stage_of_module(module)
+            entry = self.tests[report.nodeid] = {
+                "nodeid": report.nodeid,
+                "name": report.nodeid.split("::")[-1],
+                "stage": stage.number if stage else None,
+                "outcome": "passed",
+                "message": "",
+                "location": [report.location[0], (report.location[1] or 0) + 1],
+                "duration": 0.0,
+            }
+        entry["duration"] += report.duration
+        if report.passed:
+            return
+        if report.skipped:
+            outcome = "skipped"
+        elif report.when == "call":
+            outcome = "failed"
+        else:
+            outcome = "error"
+        if RANK[outcome] >= RANK[entry["outcome"]]:
+            entry["outcome"] = outcome
+            entry["message"] = _message(report)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        data = {"version": 1, "exitstatus": int(exitstatus), "collected": self.collected,
+                "tests": list(self.tests.values())}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def _message(report) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])
+    return report.longreprtext.strip()
+
+
+def pytest_configure(config):
+    path = config.getoption("kata_results")
+    if path:
+        config.pluginmanager.register(Recorder(Path(path).resolve()), "kata-results-recorder")
+
+
+def read(path: Path) -> dict:
+    """The JSON a session wrote; ``ValueError`` if it is missing or malformed."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"no readable results at {path}: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
+        raise ValueError(f"results at {path} are not in the expected shape")
+    return data

@@ -1,0 +1,1 @@
+"""The learner's commands: status, check, hint, diff, reset, watch."""

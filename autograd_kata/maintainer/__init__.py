@@ -1,0 +1,1 @@
+"""Maintainers' checks: verify, the mutation gate, the classic-mistake catalogue."""

@@ -1,0 +1,1 @@
+"""Pictures of the engine: the graph, the slope explorer, training curves."""
