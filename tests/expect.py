@@ -115,3 +115,26 @@ def numeric_grads(f, *xs, h=1e-6):
         grads.append((f(*up) - f(*down)) / (2 * h))
     return grads
 
+
+
+def in_engine(fn):
+    """Run ``fn(engine, *args)`` where the engine lives.
+
+    In a learner's run that is this process; when grading, the submitted code
+    runs in a sandbox process and ``engine`` is a proxy for it, so a test that
+    must *define* code on top of the engine (a ``Module`` subclass) or patch the
+    interpreter (``sys.setrecursionlimit``) puts that code in a function
+    decorated with ``@in_engine``: the grader ships its source to the sandbox.
+    So ``fn`` must be self-contained: it may use its arguments, builtins and
+    modules it imports inside itself, never names of the test module; its
+    arguments and result are numbers, strings, bools, None, lists/tuples/dicts
+    of them, or engine objects."""
+    def run(engine, *args):
+        remote = getattr(engine, "__kata_remote__", None)
+        if remote is not None:
+            return remote.call_source(fn, args)
+        return fn(engine, *args)
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    run.source_function = fn
+    return run
