@@ -3,7 +3,8 @@
 Like rustlings' ``info.toml``, this list drives everything else: the stub
 generator, the test parametrisation in ``tests/conftest.py``, the CLI, the
 grader and the student release.  Nothing else in the repository may hard-code
-the list of stages.  It imports nothing from the rest of ``kata``.
+the list of stages.  It imports nothing from the rest of ``kata`` but the message
+catalogue (``core.i18n``, for the lessons' text, imported when one is read).
 
 To add a stage: append a ``Stage`` here, write ``solutions/<module>.py`` with
 solution markers, ``tests/test_<module>.py``, ``hints/en/<module>.md`` and
@@ -25,7 +26,13 @@ class Stage:
     slug: str
     title: str
     points: int
-    lesson: str  # what the stage taught, in one sentence (shown on success)
+    lesson_id: str  # catalogue id of what the stage taught, in one sentence (shown on success)
+
+    @property
+    def lesson(self) -> str:
+        """What the stage taught, in the learner's language (autograd_kata/locales/*.po)."""
+        from autograd_kata.core.i18n import t
+        return t(self.lesson_id)
 
     @property
     def module(self) -> str:
@@ -47,22 +54,14 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage(1, "value", "Value skeleton", 10,
-          "A Value is a number that remembers its gradient, its parents and how it was made."),
-    Stage(2, "add_mul", "add and mul", 15,
-          "Each operation builds a node and a closure that hands local derivative x out.grad to each parent."),
-    Stage(3, "coercion", "constants and reflected ops", 10,
-          "Plain numbers join the graph as constants, and subtraction is just addition of a negation."),
-    Stage(4, "tanh", "tanh and the same recipe", 15,
-          "A closure can remember the output, so tanh's slope 1 - t*t costs nothing extra; every new op follows one recipe."),
-    Stage(5, "backward", "topological backward", 15,
-          "backward() seeds the root with 1 and runs every node's rule once, outputs before inputs, without recursion."),
-    Stage(6, "accumulate", "accumulate with +=", 10,
-          "A node used twice receives gradient along both paths, so every rule must add (+=), never assign (=)."),
-    Stage(7, "zero_grad", "zero_grad and retain_graph", 10,
-          "Gradients pile up across backward() calls, so training zeroes them each step, and a spent graph refuses a second pass."),
-    Stage(8, "mlp", "a network that learns", 15,
-          "Neurons, layers and an MLP are just Values wired together, and gradient descent makes their loss fall."),
+    Stage(1, "value", "Value skeleton", 10, "lesson.stage1"),
+    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2"),
+    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3"),
+    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4"),
+    Stage(5, "backward", "topological backward", 15, "lesson.stage5"),
+    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6"),
+    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7"),
+    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8"),
 )
 
 

@@ -1,0 +1,324 @@
+"""Every learner-facing word, from one message catalogue per language.
+
+The catalogues are gettext ``.po`` files in ``autograd_kata/locales/`` (the
+format translators and their tools know), keyed by stable ids rather than by
+English sentences::
+
+    msgid "hint.more"
+    msgstr "More help: kata hint {n} (level {next} of {top})"
+
+English is a catalogue like any other.  ``t("hint.more", n=4, next=2, top=3)``
+formats the current language's text with ``str.format``.  A translation that
+is missing (or empty, or marked ``#, fuzzy``) falls back to English, never to
+the id; an id that English does not know is a bug and raises ``UnknownMessage``.
+Adding a language means adding one ``xx.po`` file.
+
+Why a small parser and not ``gettext``: stdlib ``gettext`` reads only compiled
+``.mo`` files, so every install (editable ones too) would need a build step
+and the ``.po`` source and the ``.mo`` could drift.  The subset of ``.po`` we
+use (comments, flags, ``msgid``/``msgstr``, ``msgid_plural``/``msgstr[N]``,
+continued strings, the ``Plural-Forms`` header) takes forty lines to read, and
+the ``.po`` file stays the single source.
+
+Counts: an entry with ``msgid_plural`` has one form per the language's
+``Plural-Forms`` (English two, Japanese one); ``t(id, n=3)`` picks the form.
+
+The language is one setting for ``kata`` and for plain ``pytest`` runs of the
+stage tests alike: ``--lang`` (which ``kata`` passes to ``setup``), then
+``KATA_LANG``, then the locale (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: the
+first one set wins, as POSIX says), then English.  ``kata`` pins its choice in
+``KATA_LANG`` for the pytest processes it starts (``child_env``), so both sides
+speak the same language.  A terminal that cannot show the chosen language gets
+one notice and English.
+"""
+from __future__ import annotations
+
+import ast
+import gettext
+import os
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+DEFAULT = "en"
+ENV = "KATA_LANG"
+LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locales"
+
+
+class UnknownMessage(KeyError):
+    """An id that the English catalogue does not have: a bug in the caller."""
+
+
+# --- reading a .po file -------------------------------------------------------
+
+_KEYWORD = re.compile(r'^(msgctxt|msgid_plural|msgid|msgstr(?:\[(\d+)\])?)\s+(".*")\s*$')
+
+
+def _unquote(token: str, where: str) -> str:
+    try:
+        value = ast.literal_eval(token)  # a C string and a Python str literal agree on "..." and \n \t \" \\
+    except (SyntaxError, ValueError):
+        value = None
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: not a quoted string: {token}")
+    return value
+
+
+def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, str | tuple[str, ...]]]:
+    """``(headers, messages)`` of a ``.po`` file.  A message is a string, or a
+    tuple of plural forms.  Fuzzy and empty translations are left out, so that
+    they fall back to English; obsolete (``#~``) entries are ignored."""
+    messages: dict[str, str | tuple[str, ...]] = {}
+    headers: dict[str, str] = {}
+    entries, entry, key, fuzzy = [], {}, None, False
+
+    def finish():
+        nonlocal entry, key, fuzzy
+        if "msgid" in entry:
+            entries.append((entry, fuzzy))
+        entry, key, fuzzy = {}, None, False
+
+    for number, line in enumerate(text.splitlines(), 1):
+        where = f"{name}:{number}"
+        line = line.strip()
+        if not line:
+            finish()
+        elif line.startswith("#"):
+            if key is not None and not line.startswith("#~"):
+                finish()  # a comment after a message starts the next one
+            if line.startswith("#,") and "fuzzy" in [flag.strip() for flag in line[2:].split(",")]:
+                fuzzy = True
+        elif line.startswith('"'):
+            if key is None:
+                raise ValueError(f"{where}: a continued string with nothing to continue")
+            entry[key] += _unquote(line, where)
+        else:
+            match = _KEYWORD.match(line)
+            if not match:
+                raise ValueError(f"{where}: cannot read this line: {line}")
+            word, _, token = match.groups()
+            if word in ("msgctxt", "msgid") and key is not None and key.startswith("msgstr"):
+                finish()
+            key = word
+            if key in entry:
+                raise ValueError(f"{where}: {key} twice in one entry")
+            entry[key] = _unquote(token, where)
+    finish()
+
+    for entry, fuzzy in entries:
+        msgid = entry["msgid"]
+        if msgid == "":
+            for header in entry.get("msgstr", "").splitlines():
+                field, _, value = header.partition(":")
+                if field.strip():
+                    headers[field.strip()] = value.strip()
+            continue
+        if msgid in messages:
+            raise ValueError(f"{name}: the id {msgid!r} appears twice")
+        if fuzzy:
+            continue
+        if "msgid_plural" in entry:
+            forms = []
+            while f"msgstr[{len(forms)}]" in entry:
+                forms.append(entry[f"msgstr[{len(forms)}]"])
+            if forms and all(forms):
+                messages[msgid] = tuple(forms)
+        elif entry.get("msgstr"):
+            messages[msgid] = entry["msgstr"]
+    return headers, messages
+
+
+# --- catalogues ---------------------------------------------------------------
+
+class Catalogue:
+    """One language's messages and its plural rule."""
+
+    def __init__(self, lang: str, headers: dict[str, str], messages: dict):
+        self.lang = lang
+        self.headers = headers
+        self.messages = messages
+        forms = headers.get("Plural-Forms", "")
+        count = re.search(r"nplurals\s*=\s*(\d+)", forms)
+        rule = re.search(r"plural\s*=\s*([^;]+)", forms)
+        self.nplurals = int(count.group(1)) if count else 2
+        # gettext.c2py turns the header's C expression into a function, refusing anything else
+        self.plural = gettext.c2py(rule.group(1).strip()) if rule else (lambda n: int(n != 1))
+
+
+class Messages:
+    """The catalogues in one folder (the package's own, or a test's)."""
+
+    def __init__(self, folder: Path = LOCALE_DIR):
+        self.folder = Path(folder)
+        self._cache: dict[str, Catalogue] = {}
+
+    def languages(self) -> tuple[str, ...]:
+        """Every language with a catalogue, English first."""
+        found = sorted(p.stem for p in self.folder.glob("*.po"))
+        return tuple(sorted(found, key=lambda lang: lang != DEFAULT))
+
+    def catalogue(self, lang: str) -> Catalogue:
+        if lang not in self._cache:
+            path = self.folder / f"{lang}.po"
+            if not path.is_file():
+                raise LookupError(f"no message catalogue for {lang!r} ({path} is missing)")
+            headers, messages = parse_po(path.read_text(encoding="utf-8"), path.name)
+            self._cache[lang] = Catalogue(lang, headers, messages)
+        return self._cache[lang]
+
+    def entry(self, msgid: str, lang: str) -> tuple[Catalogue, str | tuple[str, ...]]:
+        """The catalogue that has ``msgid`` (``lang``'s, else English's) and its text."""
+        for code in dict.fromkeys((lang, DEFAULT)):
+            try:
+                cat = self.catalogue(code)
+            except LookupError:
+                continue
+            if msgid in cat.messages:
+                return cat, cat.messages[msgid]
+        raise UnknownMessage(f"no message {msgid!r} in the English catalogue {self.folder / 'en.po'}")
+
+    def raw(self, msgid: str, lang: str, n: int | None = None) -> str:
+        """The unformatted text (the form for ``n``, for a counted message)."""
+        cat, text = self.entry(msgid, lang)
+        if isinstance(text, tuple):
+            if n is None:
+                raise TypeError(f"message {msgid!r} depends on a count: pass n=")
+            index = int(cat.plural(abs(int(n))))
+            return text[min(index, len(text) - 1)]
+        return text
+
+    def text(self, msgid: str, lang: str, **fields) -> str:
+        return self.raw(msgid, lang, fields.get("n")).format(**fields)
+
+
+MESSAGES = Messages()
+
+
+def languages() -> tuple[str, ...]:
+    """The languages ``--lang`` and ``KATA_LANG`` accept, English first."""
+    return MESSAGES.languages()
+
+
+# --- which language -----------------------------------------------------------
+
+_chosen: str | None = None     # set by setup() for the rest of this process
+_warned: set[str] = set()
+
+
+def _match(value: str, available) -> str | None:
+    """``ja_JP.UTF-8`` -> ``ja``; ``pt-BR`` -> ``pt_BR`` or ``pt``; ``C`` -> None."""
+    value = value.strip().split(".")[0].split("@")[0].replace("-", "_")
+    lowered = {lang.lower(): lang for lang in available}
+    for candidate in (value.lower(), value.lower().split("_")[0]):
+        if candidate in lowered:
+            return lowered[candidate]
+    return None
+
+
+def current_language(flag: str | None = None) -> str:
+    """``flag`` (from ``--lang``), else what ``setup`` chose, else ``KATA_LANG``,
+    else the locale (``ja_JP.UTF-8`` means Japanese), else English."""
+    available = languages()
+    if flag:
+        found = _match(flag, available)
+        if found is None:
+            raise ValueError(f"no language {flag!r}; the languages are {', '.join(available)}")
+        return found
+    if _chosen:
+        return _chosen
+    wanted = os.environ.get(ENV, "").strip()
+    if wanted:
+        found = _match(wanted, available)
+        if found:
+            return found
+        if wanted not in _warned:
+            _warned.add(wanted)
+            print(f"kata: {MESSAGES.text('i18n.unknown_env', DEFAULT, var=ENV, value=wanted, langs=', '.join(available))}",
+                  file=sys.stderr)
+    for var in LOCALE_VARS:
+        value = os.environ.get(var)
+        if value:  # POSIX: the first one set wins, even C or a language we lack
+            return _match(value, available) or DEFAULT
+    return DEFAULT
+
+
+def can_show(lang: str, stream=None) -> bool:
+    """Whether ``stream`` can print every message of ``lang`` (a stream
+    without an encoding, like StringIO, takes any text)."""
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    texts = []
+    for text in MESSAGES.catalogue(lang).messages.values():
+        texts.extend(text if isinstance(text, tuple) else (text,))
+    try:
+        "".join(texts).encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    except LookupError:
+        return True  # an encoding Python does not know: let the print decide
+    return True
+
+
+def setup(flag: str | None = None, stream=None, notice=None) -> str:
+    """Choose this process's language once (``kata`` calls it with ``--lang``).
+
+    When the terminal cannot show the chosen language, print one notice, in
+    English, to ``notice`` (stderr) and use English.  Returns the language.
+    """
+    global _chosen
+    _chosen = None
+    lang = current_language(flag)
+    stream = stream or sys.stdout
+    if lang != DEFAULT and not can_show(lang, stream):
+        print(f"kata: {MESSAGES.text('i18n.cannot_show', DEFAULT, language=language_name(lang, DEFAULT), encoding=getattr(stream, 'encoding', '?'))}",
+              file=notice or sys.stderr)
+        lang = DEFAULT
+    _chosen = lang
+    return lang
+
+
+def reset() -> None:
+    """Forget ``setup``'s choice (tests, and ``kata`` between in-process runs)."""
+    global _chosen
+    _chosen = None
+
+
+def child_env(env: dict | None = None) -> dict:
+    """``env`` (default: this process's) with ``KATA_LANG`` pinned to the current
+    language, for the pytest processes ``kata`` starts."""
+    return {**(os.environ if env is None else env), ENV: current_language()}
+
+
+# --- the messages ---------------------------------------------------------------
+
+def t(msgid: str, **fields) -> str:
+    """The message ``msgid`` in the current language, formatted with ``fields``
+    (``n=`` picks the plural form of a counted message)."""
+    return MESSAGES.text(msgid, current_language(), **fields)
+
+
+def t_in(lang: str, msgid: str, **fields) -> str:
+    """The message in a given language (with the same fallback to English)."""
+    return MESSAGES.text(msgid, lang, **fields)
+
+
+def raw(msgid: str, lang: str | None = None, n: int | None = None) -> str:
+    """The unformatted text, for callers that escape it before formatting (HTML)."""
+    return MESSAGES.raw(msgid, lang or current_language(), n)
+
+
+def language_name(code: str, lang: str | None = None) -> str:
+    """``ja`` -> "Japanese" in English, "日本語" in Japanese; a language that the
+    catalogue does not name yet is named by its own catalogue, else its code."""
+    lang = lang or current_language()
+    try:
+        return MESSAGES.text(f"lang.{code}", lang)
+    except UnknownMessage:
+        try:
+            return MESSAGES.catalogue(code).messages.get("lang.self", code)
+        except LookupError:
+            return code
