@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from autograd_kata import __version__
+from autograd_kata.core import i18n
 
 COMMAND_MODULES = (
     "autograd_kata.learner.commands",    # status, check, hint, diff, reset, watch
@@ -33,6 +34,15 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    # One language setting for every command, before or after its name (SUPPRESS:
+    # a subcommand that was not given --lang must not erase `kata --lang ja ...`).
+    langs = i18n.languages()
+    lang = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
+                help=f"language of the messages and hints: {', '.join(langs)} "
+                     f"(default: KATA_LANG, then the locale, then English)")
+    for command in (p, *sub.choices.values()):
+        if "--lang" not in command._option_string_actions:
+            command.add_argument("--lang", **lang)
     return p
 
 
@@ -42,6 +52,7 @@ def main(argv=None) -> int:
     if not argv and "status" in p._subparsers._group_actions[0].choices:
         argv = ["status"]
     args = p.parse_args(argv)
+    i18n.setup(getattr(args, "lang", None))  # --lang, else KATA_LANG, else the locale; English if unshowable
     if not getattr(args, "func", None):
         p.print_help()
         return 2

@@ -16,12 +16,11 @@ import os
 import sys
 from pathlib import Path
 
-from autograd_kata.core.manifest import LANGS, STAGES, Stage, find_root
+from autograd_kata.core.manifest import STAGES, Stage, find_root
 from autograd_kata.core.manifest import stage as _lookup
 from autograd_kata.core.term import use_colour
 
 LEVELS = (1, 2, 3)
-LANG_NAMES = {"en": "English", "ja": "Japanese"}
 
 
 # --- output -------------------------------------------------------------------
@@ -261,34 +260,30 @@ def _check(args) -> int:
 # --- hint -------------------------------------------------------------------
 
 def choose_lang(flag: str | None = None) -> str:
-    """--lang, else KATA_LANG, else the locale (ja* means Japanese), else English."""
-    if flag:
-        return flag
-    wanted = os.environ.get("KATA_LANG", "").strip().lower()
-    if wanted:
-        for lang in LANGS:
-            if wanted.startswith(lang):
-                return lang
-        error(f"KATA_LANG={wanted!r} is not one of {', '.join(LANGS)}; using the locale")
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var)
-        if value:  # POSIX: the first one set wins
-            return "ja" if value.lower().startswith("ja") else "en"
-    return "en"
+    """--lang, else KATA_LANG, else the locale (ja* means Japanese), else English:
+    the one setting of ``autograd_kata.core.i18n``."""
+    from autograd_kata.core.i18n import current_language
+    return current_language(flag)
+
+
+_LEVEL_MARKERS = ("Level", "レベル")  # "## Level 2 — the shape" / "## レベル2 — 形"
 
 
 def parse_hints(text: str) -> tuple[str, dict[int, tuple[str, str]]]:
-    """The title (first line) and ``{level: (heading, body)}`` of a hint file."""
+    """The title (first line) and ``{level: (heading, body)}`` of a hint file.
+    A level starts at a ``## Level N`` line (``## レベルN`` in Japanese files)."""
     lines = text.splitlines()
     title = lines[0].lstrip("#").strip() if lines else ""
     levels: dict[int, tuple[str, list[str]]] = {}
     current = None
     for line in lines[1:]:
-        if line.startswith("## Level"):
-            digits = "".join(ch for ch in line[len("## Level"):].lstrip()[:2] if ch.isdigit())
+        heading = line.lstrip("#").strip() if line.startswith("## ") else ""
+        marker = next((m for m in _LEVEL_MARKERS if heading.startswith(m)), None)
+        if marker:
+            digits = "".join(ch for ch in heading[len(marker):].lstrip()[:2] if ch.isdigit())
             current = int(digits) if digits else None
             if current is not None:
-                levels[current] = (line.lstrip("#").strip(), [])
+                levels[current] = (heading, [])
             continue
         if current is not None:
             levels[current][1].append(line)
@@ -296,18 +291,25 @@ def parse_hints(text: str) -> tuple[str, dict[int, tuple[str, str]]]:
 
 
 def _hint(args) -> int:
+    from autograd_kata.core.i18n import current_language, language_name, languages, t
     from autograd_kata.core.state import hint_seen, record_hint
     root = find_root()
     style = _style()
-    s = pick_stage(args.stage)
-    lang = choose_lang(args.lang)
-    tried = [lang] + [other for other in LANGS if other != lang]
+    if args.stage is None:  # as `kata check`: the first unfinished stage
+        s = first_unfinished(results(STAGES, root))
+        if s is None:
+            say(style.green(t("hint.all_done", n=len(STAGES), last=STAGES[-1].number)))
+            return 0
+        say(style.dim(t("hint.current_stage", n=s.number)))
+    else:
+        s = pick_stage(args.stage)
+    lang = current_language()
+    tried = [lang] + [other for other in languages() if other != lang]
     path = next((root / s.hint_file(l) for l in tried if (root / s.hint_file(l)).is_file()), None)
     if path is None:
-        raise Refusal(f"no hints for stage {s.number} yet: {s.hint_file(lang)} is missing. "
-                      f"Meanwhile, the tests say what is expected: {s.test_file}")
+        raise Refusal(t("hint.missing", n=s.number, file=s.hint_file(lang), tests=s.test_file))
     shown_lang = path.parent.name
-    if hasattr(sys.stdout, "reconfigure"):  # a terminal that cannot show Japanese gets '?', not a crash
+    if hasattr(sys.stdout, "reconfigure"):  # a hint file's text the terminal cannot show becomes '?', not a crash
         try:
             sys.stdout.reconfigure(errors="replace")
         except (AttributeError, ValueError, OSError):
@@ -315,28 +317,28 @@ def _hint(args) -> int:
     title, levels = parse_hints(path.read_text(encoding="utf-8"))
     top = max((n for n in levels if n in LEVELS), default=0)
     if not top:
-        raise Refusal(f"{rel(path, root)} has no '## Level 1' section")
+        raise Refusal(t("hint.no_level", file=rel(path, root), level=1))
     seen = hint_seen(s, root)
     level = args.level or min(seen + 1, top)
     if level not in levels:
-        raise Refusal(f"{rel(path, root)} has no '## Level {level}' section")
+        raise Refusal(t("hint.no_level", file=rel(path, root), level=level))
     if shown_lang != lang:
-        say(style.dim(f"(no {LANG_NAMES.get(lang, lang)} hint for stage {s.number} yet: "
-                      f"showing {LANG_NAMES.get(shown_lang, shown_lang)})"))
-    heading, body = levels[level]
-    say(style.bold(title or f"Stage {s.number}: {s.title}"))
-    say(style.cyan(heading) + style.dim(f"  ({level} of {top})"))
+        say(style.dim(t("hint.other_language", n=s.number, wanted=language_name(lang),
+                        shown=language_name(shown_lang))))
+    _, body = levels[level]
+    say(style.bold(title or t("hint.title", n=s.number, title=s.title)))
+    say(style.cyan(t("hint.level_heading", level=level, name=t(f"hint.level.{level}")))
+        + style.dim("  " + t("hint.level_of", level=level, top=top)))
     say("")
     say(body)
     say("")
     record_hint(s, root, level)
     if level < top:
-        say(style.dim(f"More help: kata hint {s.number} (level {level + 1} of {top})"))
+        say(style.dim(t("hint.more", n=s.number, next=level + 1, top=top)))
     elif args.level is None and seen >= top:
-        say(style.dim(f"That was already the last hint (level {top}): it stays here. "
-                      f"The tests in {s.test_file} show exactly what is expected."))
+        say(style.dim(t("hint.already_last", top=top, tests=s.test_file)))
     else:
-        say(style.dim(f"This is the last hint (level {top}). Run `kata check {s.number}` when ready."))
+        say(style.dim(t("hint.last", top=top, n=s.number)))
     return 0
 
 
@@ -437,7 +439,6 @@ def _watch(args) -> int:
 # --- registration -----------------------------------------------------------
 
 def register(sub) -> None:
-    langs = ", ".join(LANGS)
     p = sub.add_parser(
         "status", help="every stage's tests and state, and what to do next (the default command)",
         description="Show one row per stage (tests passed / total; done, in progress or not started) "
@@ -454,12 +455,12 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "hint", help="the next hint for a stage (three levels, English or Japanese)",
-        description="Show a hint for stage N. Each call without --level shows the next level not yet "
-                    "seen (1, 2, then 3, which stays). Language: --lang, else KATA_LANG, else the "
-                    "locale (LC_ALL, LC_MESSAGES, LANG starting with 'ja' means Japanese), else English.")
-    p.add_argument("stage", metavar="N", help="stage number")
+        description="Show a hint for stage N (default: the first unfinished one). Each call without "
+                    "--level shows the next level not yet seen (1, 2, then 3, which stays). Language: "
+                    "--lang, else KATA_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG starting with "
+                    "'ja' means Japanese), else English.")
+    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
     p.add_argument("--level", type=int, choices=LEVELS, help="show this level (1 nudge, 2 more, 3 nearly the answer)")
-    p.add_argument("--lang", choices=LANGS, help=f"language of the hint ({langs})")
     p.set_defaults(func=_handler(_hint))
 
     p = sub.add_parser(
