@@ -40,7 +40,7 @@ def test_every_stage_has_all_its_files(s):
 def test_hints_have_three_levels_and_no_reference_line(s, lang):
     text = (ROOT / s.hint_file(lang)).read_text(encoding="utf-8")
     assert text.startswith("# "), "a hint starts with its title"
-    levels = re.findall(r"^## Level (\d)", text, flags=re.M)
+    levels = re.findall(r"^## (?:Level |レベル)(\d)", text, flags=re.M)  # ja files say レベル
     assert levels == ["1", "2", "3"], f"{s.hint_file(lang)} has levels {levels}"
     reference = (ROOT / s.source("solutions")).read_text(encoding="utf-8")
     for region in regions(reference, s):
