@@ -322,3 +322,40 @@ def language_name(code: str, lang: str | None = None) -> str:
             return MESSAGES.catalogue(code).messages.get("lang.self", code)
         except LookupError:
             return code
+
+
+# --- for tests and maintainers ------------------------------------------------
+
+_FIELD = re.compile(r"\{(\w*)[^{}]*\}")
+
+
+def fields(text: str) -> set[str]:
+    """The ``{name}`` fields of a message (``{{`` and ``}}`` are literal braces)."""
+    return set(_FIELD.findall(text.replace("{{", "").replace("}}", "")))
+
+
+def check_catalogue(lang: str, messages: Messages = MESSAGES) -> list[str]:
+    """What is wrong with ``lang``'s catalogue against English: ids it lacks
+    (or has only fuzzy or empty), ids English does not have, fields that differ,
+    plural forms that do not match its Plural-Forms.  Empty means complete."""
+    english, other = messages.catalogue(DEFAULT), messages.catalogue(lang)
+    problems = [f"{lang}: no translation of {msgid!r}" for msgid in english.messages
+                if msgid not in other.messages]
+    problems += [f"{lang}: {msgid!r} is not an English id (stale or misspelt)" for msgid in other.messages
+                 if msgid not in english.messages]
+    for msgid, text in other.messages.items():
+        if msgid not in english.messages:
+            continue
+        source = english.messages[msgid]
+        want = set().union(*map(fields, source if isinstance(source, tuple) else (source,)))
+        forms = text if isinstance(text, tuple) else (text,)
+        if isinstance(source, tuple) != isinstance(text, tuple):
+            problems.append(f"{lang}: {msgid!r} must {'' if isinstance(source, tuple) else 'not '}have plural forms")
+        elif isinstance(text, tuple) and len(text) != other.nplurals:
+            problems.append(f"{lang}: {msgid!r} has {len(text)} plural forms, Plural-Forms says {other.nplurals}")
+        for form in forms:
+            if fields(form) - want:
+                problems.append(f"{lang}: {msgid!r} has fields English lacks: {sorted(fields(form) - want)}")
+            if not isinstance(text, tuple) and want - fields(form):
+                problems.append(f"{lang}: {msgid!r} drops the fields {sorted(want - fields(form))}")
+    return problems
