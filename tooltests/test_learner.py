@@ -259,7 +259,10 @@ def test_hint_language(kata, capsys, monkeypatch, how, env, want):
 def test_a_missing_translation_falls_back_to_english_and_says_so(kata, capsys):
     (kata / stage(1).hint_file("ja")).unlink()
     code, out, _ = run_kata(capsys, "hint", "1", "--lang", "ja")
-    assert code == 0 and "EN-ONE" in out and "no Japanese hint for stage 1 yet" in out
+    # the notice speaks the language the learner asked for
+    assert code == 0 and "EN-ONE" in out and "ステージ1の日本語のヒントはまだありません。英語で表示します" in out
+    code, out, _ = run_kata(capsys, "hint", "1", "--lang", "en")
+    assert code == 0 and "EN-ONE" in out and "hint for stage 1 yet" not in out  # nothing missing in English
 
 
 def test_a_stage_without_hints_says_so_plainly(kata, capsys):

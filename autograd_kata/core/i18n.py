@@ -33,8 +33,6 @@ one notice and English.
 """
 from __future__ import annotations
 
-import ast
-import gettext
 import os
 import re
 import sys
@@ -57,6 +55,7 @@ _KEYWORD = re.compile(r'^(msgctxt|msgid_plural|msgid|msgstr(?:\[(\d+)\])?)\s+(".
 
 
 def _unquote(token: str, where: str) -> str:
+    import ast
     try:
         value = ast.literal_eval(token)  # a C string and a Python str literal agree on "..." and \n \t \" \\
     except (SyntaxError, ValueError):
@@ -144,6 +143,7 @@ class Catalogue:
         rule = re.search(r"plural\s*=\s*([^;]+)", forms)
         self.nplurals = int(count.group(1)) if count else 2
         # gettext.c2py turns the header's C expression into a function, refusing anything else
+        import gettext
         self.plural = gettext.c2py(rule.group(1).strip()) if rule else (lambda n: int(n != 1))
 
 
