@@ -261,7 +261,7 @@ def test_a_missing_translation_falls_back_to_english_and_says_so(kata, capsys):
     code, out, _ = run_kata(capsys, "hint", "1", "--lang", "ja")
     # the notice speaks the language the learner asked for
     assert code == 0 and "EN-ONE" in out and "ステージ1の日本語のヒントはまだありません。英語で表示します" in out
-    code, out, _ = run_kata(capsys, "hint", "1", "--lang", "en")
+    code, out, _ = run_kata(capsys, "hint", "1", "--level", "1", "--lang", "en")
     assert code == 0 and "EN-ONE" in out and "hint for stage 1 yet" not in out  # nothing missing in English
 
 
