@@ -32,7 +32,7 @@ JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
 # identifiers and paths (anything with _ . ( ) [ ] = * / < > + or a digit in it),
 # and the names of things that have no Japanese name.
 CODE = re.compile(r"`[^`]*`|kata \w+(?: (?:N|\d+|--\w+))*|[\w.\-]*[_.()\[\]=*/<>+\d][\w.()\[\]=*/<>+\-]*")
-NAMES = {"Value", "tanh", "sigmoid", "exp", "relu", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
+NAMES = {"Value", "float", "int", "tanh", "sigmoid", "exp", "relu", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
          "kata", "UTF", "Shift", "Home", "End", "out", "grad", "backward", "zero_grad", "retain_graph"}
 
 
@@ -119,6 +119,28 @@ def test_the_po_reader_joins_continued_lines_and_reads_escapes():
         'msgid "a.long"\nmsgstr ""\n"first \\"quoted\\" "\n"second\\n"\n')
     assert headers == {"Language": "xx"}
     assert messages == {"a.long": 'first "quoted" second\n'}
+
+
+@pytest.mark.skipif(not shutil.which("msgfmt"), reason="GNU gettext's msgfmt is not installed")
+@pytest.mark.parametrize("lang", i18n.languages())
+def test_the_standard_tools_read_the_catalogues_as_we_do(lang, tmp_path):
+    """GNU msgfmt accepts each .po file, and stdlib gettext, reading what it compiled,
+    gives the same text for every id and count as our reader."""
+    mo = tmp_path / f"{lang}.mo"
+    done = subprocess.run(["msgfmt", "--check", "-o", str(mo), str(i18n.LOCALE_DIR / f"{lang}.po")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    import gettext
+    with mo.open("rb") as f:
+        standard = gettext.GNUTranslations(f)
+    ours = i18n.MESSAGES.catalogue(lang).messages
+    assert ours
+    for msgid, text in ours.items():
+        if isinstance(text, tuple):
+            for n in (0, 1, 2, 5):
+                assert standard.ngettext(msgid, msgid, n) == i18n.raw(msgid, lang, n=n), (msgid, n)
+        else:
+            assert standard.gettext(msgid) == text, msgid
 
 
 def test_counts_pick_the_plural_form_of_each_language():
@@ -267,6 +289,16 @@ def test_the_hint_frame_is_all_japanese_in_japanese_and_english_in_english(kata_
                     assert JAPANESE.search(line) and english_words(line) == [], line
                 else:
                     assert not JAPANESE.search(line), line
+
+
+def test_lang_works_before_and_after_the_command_and_wins_over_kata_lang(kata_copy, capsys, monkeypatch):
+    monkeypatch.chdir(kata_copy)
+    monkeypatch.setenv("KATA_LANG", "en")
+    for argv in (["--lang", "ja", "hint", "2", "--level", "1"], ["hint", "2", "--level", "1", "--lang", "ja"]):
+        code, out, _ = run_kata(capsys, *argv)
+        assert code == 0 and "レベル1 — なぜ" in out and "次のヒント: kata hint 2" in out, argv
+    code, out, _ = run_kata(capsys, "hint", "2", "--level", "1")
+    assert code == 0 and "Level 1 - why" in out, "each run chooses again: KATA_LANG=en"
 
 
 def test_the_stage_lessons_follow_the_language(monkeypatch):

@@ -30,13 +30,24 @@ first one set wins, as POSIX says), then English.  ``kata`` pins its choice in
 ``KATA_LANG`` for the pytest processes it starts (``child_env``), so both sides
 speak the same language.  A terminal that cannot show the chosen language gets
 one notice and English.
+
+Moving a string into the catalogue (the step after the merge, for the test
+messages and the CLI): pick an id ``area.what`` (``check.to_go``,
+``rule.mul_other_operand``), add it to ``en.po`` with its English text and
+``{fields}`` for everything computed, add the translation to ``ja.po`` with the
+same fields, and write ``t("area.what", field=...)`` where the f-string was.
+``tooltests/test_i18n.py`` then fails until every language has the id, every
+``t("...")`` in the package names an id English has, and no Japanese message
+keeps English prose.  For the stage tests: ``from autograd_kata.core.i18n
+import t`` reads ``KATA_LANG`` / the locale (``current_language()``); a plain
+pytest run may call ``setup(stream=sys.stdout)`` once (tests/conftest.py) so a
+terminal that cannot show Japanese gets English and one notice.
 """
 from __future__ import annotations
 
 import os
 import re
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 DEFAULT = "en"
@@ -153,11 +164,14 @@ class Messages:
     def __init__(self, folder: Path = LOCALE_DIR):
         self.folder = Path(folder)
         self._cache: dict[str, Catalogue] = {}
+        self._languages: tuple[str, ...] | None = None
 
     def languages(self) -> tuple[str, ...]:
-        """Every language with a catalogue, English first."""
-        found = sorted(p.stem for p in self.folder.glob("*.po"))
-        return tuple(sorted(found, key=lambda lang: lang != DEFAULT))
+        """Every language with a catalogue, English first (looked up once)."""
+        if self._languages is None:
+            found = sorted(p.stem for p in self.folder.glob("*.po"))
+            self._languages = tuple(sorted(found, key=lambda lang: lang != DEFAULT))
+        return self._languages
 
     def catalogue(self, lang: str) -> Catalogue:
         if lang not in self._cache:
