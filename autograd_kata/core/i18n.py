@@ -35,7 +35,7 @@ Moving a string into the catalogue (the step after the merge, for the test
 messages and the CLI): pick an id ``area.what`` (``check.to_go``,
 ``rule.mul_other_operand``), add it to ``en.po`` with its English text and
 ``{fields}`` for everything computed, add the translation to ``ja.po`` with the
-same fields, and write ``t("area.what", field=...)`` where the f-string was.
+same fields, and call ``t`` with that id and the fields where the f-string was.
 ``tooltests/test_i18n.py`` then fails until every language has the id, every
 ``t("...")`` in the package names an id English has, and no Japanese message
 keeps English prose.  For the stage tests: ``from autograd_kata.core.i18n
@@ -117,16 +117,18 @@ def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, s
             entry[key] = _unquote(token, where)
     finish()
 
+    seen = set()
     for entry, fuzzy in entries:
         msgid = entry["msgid"]
+        if msgid in seen:
+            raise ValueError(f"{name}: the id {msgid!r} appears twice")
+        seen.add(msgid)
         if msgid == "":
             for header in entry.get("msgstr", "").splitlines():
                 field, _, value = header.partition(":")
                 if field.strip():
                     headers[field.strip()] = value.strip()
             continue
-        if msgid in messages:
-            raise ValueError(f"{name}: the id {msgid!r} appears twice")
         if fuzzy:
             continue
         if "msgid_plural" in entry:
