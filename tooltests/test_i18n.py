@@ -301,6 +301,35 @@ def test_lang_works_before_and_after_the_command_and_wins_over_kata_lang(kata_co
     assert code == 0 and "Level 1 - why" in out, "each run chooses again: KATA_LANG=en"
 
 
+def fake_results(monkeypatch, passing: int):
+    """Stages 1..passing pass, the rest do not (no pytest run)."""
+    from types import SimpleNamespace
+    from autograd_kata.learner import commands
+    monkeypatch.setattr(commands, "results", lambda stages, root, fresh=False: {
+        s.number: SimpleNamespace(stage=s, ok=s.number <= passing) for s in stages})
+
+
+def test_kata_hint_without_a_stage_is_the_first_unfinished_one(kata_copy, capsys, monkeypatch):
+    monkeypatch.chdir(kata_copy)
+    fake_results(monkeypatch, passing=2)
+    code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
+    assert code == 0 and "ステージ3のヒントです" in out and "ステージ3 — 定数と反射演算子" in out
+    assert "次のヒント: kata hint 3（全3段階のレベル2）" in out
+    code, out, _ = run_kata(capsys, "hint", "--lang", "en")
+    assert "(stage 3 is your first unfinished stage; for another one: kata hint N)" in out
+    assert "Level 2 - the shape" in out, "the progress of stage 3 goes on"
+
+
+def test_kata_hint_without_a_stage_when_every_stage_passes(kata_copy, capsys, monkeypatch):
+    monkeypatch.chdir(kata_copy)
+    fake_results(monkeypatch, passing=len(STAGES))
+    n = len(STAGES)
+    code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
+    assert code == 0 and out.strip() == f"{n}ステージすべて合格です。各ステージのヒントは kata hint N（N = 1..{n}）で読めます"
+    code, out, _ = run_kata(capsys, "hint", "--lang", "en")
+    assert code == 0 and out.strip() == f"All {n} stages pass. A stage's hints: kata hint N (N = 1..{n})"
+
+
 def test_the_stage_lessons_follow_the_language(monkeypatch):
     for s in STAGES:
         monkeypatch.setenv("KATA_LANG", "ja")
