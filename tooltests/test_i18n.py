@@ -228,6 +228,16 @@ def test_english_terminal_messages_are_ascii_so_the_fallback_shows_them_whole():
         assert text.isascii(), f"{msgid}: {text!r}"
 
 
+@pytest.mark.parametrize("encoding", ["cp932", "euc_jp", "utf-8"])
+def test_a_japanese_terminal_of_any_common_encoding_shows_japanese(encoding):
+    """Windows' cp932 and EUC-JP lack the em dash and superscripts: the terminal
+    messages avoid them (the explore page is UTF-8 HTML and may use them)."""
+    hints = [(ROOT / s.hint_file("ja")).read_text(encoding="utf-8") for s in STAGES]
+    for text in i18n.terminal_texts("ja") + hints:
+        text.encode(encoding)  # raises, naming the character, if one cannot be shown
+    assert i18n.setup("ja", stream=io.TextIOWrapper(io.BytesIO(), encoding=encoding)) == "ja"
+
+
 def test_kata_hint_on_an_ascii_terminal_asking_for_japanese(tmp_path):
     for name in ("exercises", "tests"):
         (tmp_path / name).mkdir()
@@ -296,7 +306,7 @@ def test_lang_works_before_and_after_the_command_and_wins_over_kata_lang(kata_co
     monkeypatch.setenv("KATA_LANG", "en")
     for argv in (["--lang", "ja", "hint", "2", "--level", "1"], ["hint", "2", "--level", "1", "--lang", "ja"]):
         code, out, _ = run_kata(capsys, *argv)
-        assert code == 0 and "レベル1 — なぜ" in out and "次のヒント: kata hint 2" in out, argv
+        assert code == 0 and "レベル1：なぜ" in out and "次のヒント: kata hint 2" in out, argv
     code, out, _ = run_kata(capsys, "hint", "2", "--level", "1")
     assert code == 0 and "Level 1 - why" in out, "each run chooses again: KATA_LANG=en"
 
@@ -313,7 +323,7 @@ def test_kata_hint_without_a_stage_is_the_first_unfinished_one(kata_copy, capsys
     monkeypatch.chdir(kata_copy)
     fake_results(monkeypatch, passing=2)
     code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
-    assert code == 0 and "ステージ3のヒントです" in out and "ステージ3 — 定数と反射演算子" in out
+    assert code == 0 and "ステージ3のヒントです" in out and "ステージ3：定数と反射演算子" in out
     assert "次のヒント: kata hint 3（全3段階のレベル2）" in out
     code, out, _ = run_kata(capsys, "hint", "--lang", "en")
     assert "(stage 3 is your first unfinished stage; for another one: kata hint N)" in out

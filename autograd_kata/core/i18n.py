@@ -260,16 +260,27 @@ def current_language(flag: str | None = None) -> str:
     return DEFAULT
 
 
+# Messages written into a page (UTF-8 HTML), never to the terminal.
+PAGE_IDS = ("explore.",)
+
+
+def terminal_texts(lang: str) -> list[str]:
+    """Every form of every message of ``lang`` that a terminal may have to show."""
+    texts = []
+    for msgid, text in MESSAGES.catalogue(lang).messages.items():
+        if not msgid.startswith(PAGE_IDS):
+            texts.extend(text if isinstance(text, tuple) else (text,))
+    return texts
+
+
 def can_show(lang: str, stream=None) -> bool:
-    """Whether ``stream`` can print every message of ``lang`` (a stream
-    without an encoding, like StringIO, takes any text)."""
+    """Whether ``stream`` can print every terminal message of ``lang`` (a
+    stream without an encoding, like StringIO, takes any text)."""
     stream = stream or sys.stdout
     encoding = getattr(stream, "encoding", None)
     if not encoding:
         return True
-    texts = []
-    for text in MESSAGES.catalogue(lang).messages.values():
-        texts.extend(text if isinstance(text, tuple) else (text,))
+    texts = terminal_texts(lang)
     try:
         "".join(texts).encode(encoding)
     except UnicodeEncodeError:
