@@ -11,7 +11,9 @@ Interface (for ``conftest.py`` / ``remote.py``)::
 a minimal environment (the caller's ``env`` is ignored on purpose: the judge's
 environment holds ``KATA_HIDDEN_SEED``) and its own session (``os.setsid``),
 so ``os.killpg(proc.pid, SIGKILL)`` ends the sandbox and its children.
-An ``argv[0]`` equal to ``sys.executable`` is replaced by the base interpreter
+Inside the jail only the stage folder and the standard library exist (not
+the venv, not this package): run the server as ``-c <its text>`` or from a
+file the grader put in the stage folder.  An ``argv[0]`` equal to ``sys.executable`` is replaced by the base interpreter
 (a venv's ``bin/python`` may not be visible inside the jail; with ``-I -S``
 the venv adds nothing).  The grader passes its choices to the judge in the
 environment, read by ``launcher``:
