@@ -336,3 +336,18 @@ def kill_descendants() -> None:
             except ChildProcessError:
                 pass
         time.sleep(0.02)
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid``'s descendants, then ``pid`` itself (a stage's judge and
+    the sandbox it started, before the other stages are done)."""
+    tree, found, todo = _children(), [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    for p in found + [pid]:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
