@@ -30,6 +30,7 @@ and only the grader writes it.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -377,10 +378,18 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
                     warnings=reference_warnings(Path(grader_root), isolated))
     jail.become_subreaper()
     user = jail.ensure_user() if isolated else None
+    lock = jail.UserLock() if user is not None else contextlib.nullcontext()
+    with lock:
+        _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, user)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, user) -> None:
     try:
         if not submission.is_dir():
             raise FileNotFoundError(f"the submission {submission} is not a folder")
-        if not (Path(grader_root) / "tests").is_dir():
+        if not (grader_root / "tests").is_dir():
             raise FileNotFoundError(f"the grader {grader_root} has no tests/")
         with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
             scratch = Path(tmp)
@@ -390,7 +399,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
             if user is not None:
                 env[jail.ENV_USER] = jail.SANDBOX_USER
             with ThreadPoolExecutor(max_workers=max(1, jobs or jobs_default())) as pool:
-                futures = [pool.submit(grade_stage, s, submission, Path(grader_root), scratch, stage_timeout, env)
+                futures = [pool.submit(grade_stage, s, submission, grader_root, scratch, stage_timeout, env)
                            for s in stages]
                 report.stages = [f.result() for f in futures]
             _end_every_sandbox(user)
@@ -398,8 +407,6 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
         _end_every_sandbox(user)
         report.message = f"the grader failed: {type(error).__name__}: {error}"
         report.stages = [StageGrade(s, reason=report.message) for s in stages]
-    report.seconds = time.monotonic() - start
-    return report
 
 
 def _end_every_sandbox(user) -> None:

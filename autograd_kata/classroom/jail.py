@@ -338,6 +338,26 @@ def kill_descendants() -> None:
         time.sleep(0.02)
 
 
+class UserLock:
+    """One grading at a time may use the sandbox user: its end kills every
+    process of that user, which must not be another grading's sandbox.  An
+    exclusive ``flock`` on a root-only file, held from before the first
+    sandbox starts until after ``kill_user``; a second grader waits."""
+
+    def __init__(self, path: str = "/run/kata-sandbox.lock"):
+        self.path, self.fd = path if os.path.isdir(os.path.dirname(path)) else "/var/lock/kata-sandbox.lock", None
+
+    def __enter__(self):
+        import fcntl
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)  # releases the lock
+        self.fd = None
+
+
 def kill_tree(pid: int) -> None:
     """SIGKILL ``pid``'s descendants, then ``pid`` itself (a stage's judge and
     the sandbox it started, before the other stages are done)."""
