@@ -387,5 +387,6 @@ def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder)
         time.sleep(0.05)
     os.killpg(proc.pid, 9)
     proc.wait()
+    jail.kill_user(jail.ensure_user()[0])  # what the killed grader could not end
     data = json.loads(results.read_text())
     assert data["score"] == 0.0 and "did not finish" in data["output"], data
