@@ -158,4 +158,9 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"not written yet: {error}"
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
+    elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
+        lines = report.longreprtext.splitlines()
+        at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
+        yours = [f"{file}:{line}:\n    {text}" for file, line, text in error.learner_frames]
+        report.longrepr = "\n".join(lines[:at] + yours + lines[at:])
     return report

@@ -512,3 +512,15 @@ def test_a_hang_costs_one_timeout_and_the_rest_of_the_stage_fails_fast(tmp_path)
     assert len(messages) == data["collected"] > 5
     assert all(m.startswith("the sandbox was stopped earlier in this stage: your code did not answer")
                for m in messages[1:]), messages
+
+
+def test_an_error_in_the_learners_code_shows_the_learners_line(tmp_path):
+    typo = lambda s, text: text.replace("Value(self.data + other.data,", "Value(self.data + other.dat,", 1)  # noqa: E731
+    folder = stage_folder(tmp_path, "exercises", "solutions", typo)
+    lineno = next(i for i, line in enumerate((folder / "exercises" / f"{STAGES[1].module}.py").read_text()
+                                             .splitlines(), 1) if "other.dat," in line)
+    proc, data = run_stage_tests(folder, STAGES[1].test_file, "-k", "add_computes_the_sum")
+    (test,) = data["tests"]
+    assert test["outcome"] == "failed"
+    assert (f"exercises/stage02_add_mul.py:{lineno}:\n    out = Value(self.data + other.dat, (self, other), '+')\n"
+            "E   AttributeError: 'Value' object has no attribute 'dat'") in test["message"], test["message"]
