@@ -369,6 +369,23 @@ def test_the_gradescope_autograder_grades_a_submission(tmp_path):
     assert [t["status"] for t in results["tests"]] == ["passed", "passed"] + ["failed"] * (len(STAGES) - 2)
 
 
+def test_the_readmes_try_it_locally_recipe_works_word_for_word():
+    """The README's recipe, run as written (from the repository, the venv active): it
+    always yields a results.json, here the untouched stubs' 0."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Try it locally", 1)[1].split("\n\n", 2)[1]
+    lines = [line[4:] for line in block.splitlines()]
+    assert all(line.strip() for line in lines) and lines[-1].startswith("python -m json.tool"), block
+    venv_bin = str(Path(sys.executable).parent)
+    proc = run(["bash", "-euc", "\n".join(lines)], cwd=ROOT, timeout=300,
+               env={"PATH": venv_bin + os.pathsep + os.environ["PATH"]})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    results = json.loads(Path("/tmp/kata-ag/results/results.json").read_text())
+    assert json.loads(proc.stdout[proc.stdout.index("{\n"):]) == results
+    stubs = all((ROOT / s.source("exercises")).read_text() == stub(s.number) for s in STAGES)
+    assert len(results["tests"]) == len(STAGES) and (results["score"] == 0.0 or not stubs)
+
+
 # --- the student release ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
