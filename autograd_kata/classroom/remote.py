@@ -65,7 +65,9 @@ class NotSendable(TypeError):
 
 
 def default_launch(argv, **popen):
-    return subprocess.Popen(argv, start_new_session=True, **popen)
+    """The sandbox as a plain child in its own session, with an empty environment (the judge's
+    holds KATA_HIDDEN_SEED); grading uses ``jail.launcher(folder)`` instead."""
+    return subprocess.Popen(argv, start_new_session=True, env={}, **popen)
 
 
 def connect(module: str, folder, launch=None, call_timeout: float = CALL_TIMEOUT) -> "RemoteModule":
@@ -309,6 +311,9 @@ class Client:
         """Ship ``fn``'s source (its decorators dropped), run it in the sandbox as ``fn(module, *args)``."""
         text = self.sources.get(fn)
         if text is None:
+            if fn.__code__.co_freevars:
+                raise TypeError(f"@in_engine function {fn.__name__} uses {', '.join(fn.__code__.co_freevars)} "
+                                f"of the function around it: only its arguments cross to the sandbox")
             source = textwrap.dedent(inspect.getsource(fn))
             node = ast.parse(source).body[0]
             text = self.sources[fn] = "".join(source.splitlines(keepends=True)[node.lineno - 1:node.end_lineno])
