@@ -232,8 +232,11 @@ def _plugins() -> list[str]:
 
 
 def judge_args(judge: Path, stage: Stage, folder: Path) -> list[str]:
+    # --tb=native: the teaching messages are the same (the conftest makes them), but a stage whose
+    # sandbox hung fails every later test at once, and pytest's own traceback style parses the
+    # source of every frame of every one of them (seconds per stage)
     args = [sys.executable, "-m", "pytest", stage.test_file, "--impl=exercises", f"--sandbox={folder}",
-            "-q", "--no-header", "--rootdir", str(judge), *_plugins(),
+            "-q", "--no-header", "--tb=native", "--rootdir", str(judge), *_plugins(),
             f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}"]
     if (judge / "pyproject.toml").is_file():
         args += ["-c", str(judge / "pyproject.toml")]
