@@ -305,6 +305,34 @@ def test_call_source_runs_judge_written_code_next_to_the_engine(toy):
     assert pid != os.getpid() and pytest_there is False
 
 
+def test_an_in_engine_function_cannot_take_its_surroundings_along(toy):
+    factor = 2
+
+    @in_engine
+    def scaled(engine, data):
+        return engine.Value(data * factor)
+
+    with pytest.raises(TypeError, match="uses factor of the function around it"):
+        scaled(toy, 1.0)
+
+
+@in_engine
+def seed_seen_by_the_sandbox(engine):
+    import os
+
+    return os.environ.get("KATA_HIDDEN_SEED")
+
+
+@pytest.mark.parametrize("jailed", [False, True], ids=["default_launch", "jail_launcher"])
+def test_the_hidden_seed_in_the_judges_environment_never_reaches_the_sandbox(folder, monkeypatch, jailed):
+    monkeypatch.setenv("KATA_HIDDEN_SEED", "12345")
+    toy = remote.connect("pkg.toy", folder, launch=launcher(folder) if jailed else None)
+    try:
+        assert seed_seen_by_the_sandbox(toy) is None
+    finally:
+        toy.__kata_remote__.close()
+
+
 def test_learner_prints_do_not_disturb_the_protocol(toy):
     # the toy prints at import and in every __add__, to sys.stdout and straight to fd 1
     assert sum([toy.Value(1.0) for _ in range(3)], toy.Value(0.5)).data == 3.5
