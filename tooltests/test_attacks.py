@@ -390,3 +390,72 @@ def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder)
     jail.kill_user(jail.ensure_user()[0])  # what the killed grader could not end
     data = json.loads(results.read_text())
     assert data["score"] == 0.0 and "did not finish" in data["output"], data
+
+
+# --- the jail itself ------------------------------------------------------------------------
+
+PROBE = r'''
+import json, os, resource, socket
+seen = {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "cwd": os.getcwd(),
+        "here": sorted(os.listdir(".")), "env": sorted(os.environ)}
+for path in (%(root)r, %(root)r + "/solutions", %(site)r, "/proc/1/environ", "/etc/passwd", "/work", "/root"):
+    seen[path] = os.path.exists(path)
+try:
+    open("exercises/mine.py", "a").close()
+    seen["write_own_folder"] = True
+except OSError:
+    seen["write_own_folder"] = False
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=1)
+    seen["network"] = True
+except OSError:
+    seen["network"] = False
+seen["as"] = resource.getrlimit(resource.RLIMIT_AS)[0]
+seen["nproc"] = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+print(json.dumps(seen))
+'''
+
+
+def test_the_jail_shows_only_the_stage_folder_and_drops_to_the_sandbox_user(tmp_path):
+    folder = tmp_path / "stage"
+    (folder / "exercises").mkdir(parents=True)
+    (folder / "exercises" / "__init__.py").write_text("")
+    os.chmod(tmp_path, 0o711)
+    for path in (folder, folder / "exercises"):
+        os.chmod(path, 0o755)
+    os.environ["KATA_HIDDEN_SEED_PROBE"] = "secret"
+    try:
+        launch = jail.launcher(folder, user=jail.SANDBOX_USER)
+        proc = launch([sys.executable, "-I", "-S", "-c", PROBE % {"root": str(ROOT), "site": SITE}],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        del os.environ["KATA_HIDDEN_SEED_PROBE"]
+    assert proc.returncode == 0, err
+    seen = json.loads(out)
+    uid, gid = jail.ensure_user()
+    assert (seen["uid"], seen["gid"], seen["groups"]) == (uid, gid, [])
+    assert seen["cwd"] == str(folder) and seen["here"] == ["exercises"]
+    assert not any(seen[p] for p in (str(ROOT), str(ROOT) + "/solutions", SITE, "/proc/1/environ", "/work"))
+    assert seen["write_own_folder"] is False and seen["network"] is False
+    assert "KATA_HIDDEN_SEED_PROBE" not in seen["env"]
+    assert seen["as"] == jail.GiB and seen["nproc"] == 64
+
+
+def test_the_end_kills_a_detached_process_of_the_sandbox_user(tmp_path):
+    folder = tmp_path / "stage"
+    folder.mkdir()
+    os.chmod(tmp_path, 0o711)
+    os.chmod(folder, 0o755)
+    detach = ("import os, time\n"
+              "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(120)\n"
+              "    os._exit(0)\n")
+    with jail.UserLock():
+        proc = jail.launcher(folder, user=jail.SANDBOX_USER)([sys.executable, "-I", "-S", "-c", detach])
+        proc.wait(timeout=30)
+        uid = jail.ensure_user()[0]
+        deadline = time.monotonic() + 5
+        while not jail.processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert jail.processes_of(uid), "the detached sleeper should be running"
+        assert jail.kill_user(uid) and not jail.processes_of(uid)

@@ -228,6 +228,17 @@ def test_the_report_says_first_when_there_was_no_uid_isolation():
     assert next(iter(json.loads(as_json(report)))) == "isolation"
 
 
+def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_says_so(tmp_path, monkeypatch):
+    from autograd_kata.classroom import jail
+    line = "uid isolation was not available (the grader is not root): stand-in for a non-root run"
+    monkeypatch.setattr(jail, "isolation", lambda: (False, line))
+    folder = submission(tmp_path, {2: stub(2)})
+    report = grade(folder, ROOT, stages=[stage(1), stage(2)])
+    assert by_stage(report)[1].ok and by_stage(report)[2].score == 0
+    assert not report.isolated and as_text(report).splitlines()[0] == line
+    assert json.loads(as_json(report))["isolated"] is False
+
+
 def test_stages_run_as_parallel_as_the_cpus_this_process_may_use():
     from autograd_kata.classroom.grade import jobs_default
     assert jobs_default() == len(os.sched_getaffinity(0))

@@ -256,13 +256,18 @@ def launcher(folder, user: str | None = None, cpu: int | None = None):
 # --- the end ------------------------------------------------------------------------
 
 def processes_of(uid: int) -> list[int]:
+    """Live processes of ``uid`` (a zombie is dead: it only waits for its parent to reap it)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
+                if os.stat(f"/proc/{entry}").st_uid != uid:
+                    continue
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+                if state not in (b"Z", b"X"):
                     found.append(int(entry))
-            except OSError:
+            except (OSError, IndexError):
                 pass
     return found
 
