@@ -193,6 +193,11 @@ def test_arguments_cross_with_their_exact_types(toy):
                    {"key": "float"})
 
 
+def test_big_requests_and_answers_cross_whole(toy):
+    names, _ = toy.types(*[0.5] * 200_000)  # ~1 MB each way: more than a pipe holds
+    assert names == ["float"] * 200_000
+
+
 def test_a_local_object_never_crosses(toy):
     with pytest.raises(TypeError, match="@in_engine"):
         toy.types(lambda: 1)

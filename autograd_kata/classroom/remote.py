@@ -108,7 +108,7 @@ class Client:
     def __init__(self, module, folder, launch, timeout):
         self.name, self.timeout, self.dead = module, timeout, None
         self.file = "/".join(module.split(".")) + ".py"
-        self.proxies, self.next_handle, self.buffer, self.sources = {}, 1, b"", {}
+        self.proxies, self.next_handle, self.buffer, self.sources = {}, 1, bytearray(), {}
         self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -163,13 +163,10 @@ class Client:
     def _send(self, data):
         deadline, view = time.monotonic() + self.timeout, memoryview(data)
         while view:
-            left = self._deadline_left(deadline, "your code did not answer")
-            if not self.writable.poll(left * 1000):
-                continue
             try:
                 view = view[os.write(self.wfd, view):]
-            except BlockingIOError:
-                continue
+            except BlockingIOError:  # the pipe is full: the sandbox is not reading
+                self.writable.poll(self._deadline_left(deadline, "your code did not answer") * 1000)
             except OSError:
                 self._ended()
 
@@ -182,7 +179,8 @@ class Client:
                 if size > MAX_FRAME:
                     self._fail(f"the sandbox sent an answer of {size} bytes (at most {MAX_FRAME} are read)")
             if size is not None and len(self.buffer) >= 4 + size:
-                frame, self.buffer = self.buffer[4:4 + size], self.buffer[4 + size:]
+                frame = self.buffer[4:4 + size]
+                del self.buffer[:4 + size]
                 return self._reply(frame)
             left = self._deadline_left(deadline, who)
             if self.readable.poll(left * 1000):
@@ -196,7 +194,9 @@ class Client:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             code = None
-        if code is not None and code < 0:
+        if code is None:
+            how = "closed its pipe"
+        elif code < 0:
             how = f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else "was killed"
         else:
             how = f"exited (status {code})"
