@@ -203,13 +203,17 @@ def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
         os.chmod(path, 0o644)
 
 
-def _env(judge: Path, extra: dict) -> dict:
+def _env(scratch: Path, extra: dict) -> dict:
     keep = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
     env = {k: os.environ[k] for k in keep if k in os.environ}
-    package_parent = str(Path(jail.__file__).resolve().parents[2])
+    # the tool, and nothing else of the folder it lives in (a source tree holds exercises/ and
+    # solutions/ too): a folder with one link to the package
+    tool = scratch / "tool"
+    tool.mkdir(mode=0o700)
+    (tool / "autograd_kata").symlink_to(Path(jail.__file__).resolve().parents[1], target_is_directory=True)
     env.update({
-        "PYTHONPATH": package_parent,  # the tool, for a grader run from a source tree
-        "HOME": str(judge),
+        "PYTHONPATH": str(tool),
+        "HOME": str(scratch),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
         "PYTHONHASHSEED": "0",
