@@ -124,8 +124,8 @@ def remote_engine(config, name):
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
-        except remote.SandboxError as error:
-            sandboxes[name] = error
+        except remote.SandboxError as error:  # it hung or died while importing: as good as not importing
+            sandboxes[name] = ModuleBroken(str(error))
     found = sandboxes[name]
     if isinstance(found, BaseException):
         raise found.with_traceback(None)

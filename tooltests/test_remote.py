@@ -557,3 +557,13 @@ def test_an_error_in_the_learners_code_shows_the_learners_line(tmp_path):
     assert test["outcome"] == "failed"
     assert (f"exercises/stage02_add_mul.py:{lineno}:\n    out = Value(self.data + other.dat, (self, other), '+')\n"
             "E   AttributeError: 'Value' object has no attribute 'dat'") in test["message"], test["message"]
+
+
+def test_a_module_that_hangs_at_import_fails_every_test_of_its_stage_at_once(tmp_path):
+    folder = stage_folder(tmp_path, "exercises", "solutions", lambda s, text: "while True:\n    pass\n" + text)
+    start = time.monotonic()
+    proc, data = run_stage_tests(folder, STAGES[0].test_file, env={"KATA_SANDBOX_TIMEOUT": "1"})
+    took = time.monotonic() - start
+    messages = {t["message"] for t in data["tests"]}
+    assert messages == {"importing exercises/stage01_value.py did not finish within 1 s - an infinite loop?"}
+    assert len(data["tests"]) == data["collected"] > 5 and proc.returncode == 1 and took < 30, took
