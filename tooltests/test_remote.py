@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom import remote
+from autograd_kata.classroom import jail, remote
 from autograd_kata.classroom.jail import launcher
 from autograd_kata.core.manifest import STAGES
 from expect import in_engine
@@ -392,6 +392,33 @@ def test_the_jails_launcher_runs_the_same_sandbox(folder):
         assert (toy.Value(2.0) * 3).data == 6.0
     finally:
         toy.__kata_remote__.close()
+
+
+@in_engine
+def who_and_what_the_sandbox_sees(engine, paths):
+    import os
+
+    return os.getuid(), [os.path.exists(p) for p in paths]
+
+
+@pytest.mark.skipif(not jail.is_root(), reason="the uid boundary needs root (CI runs as root)")
+def test_as_root_the_sandbox_runs_as_the_sandbox_user_and_sees_only_its_folder(tmp_path):
+    (tmp_path / "stage").mkdir()
+    folder = toy_folder(tmp_path / "stage")
+    for path in (folder, folder / "pkg"):
+        path.chmod(0o755)
+    user = jail.ensure_user()
+    assert user is not None, "root could not make the sandbox user"
+    with jail.UserLock():  # another grading's end kills every process of that user
+        toy = remote.connect("pkg.toy", folder, launch=launcher(folder, user=jail.SANDBOX_USER))
+        try:
+            uid, seen = who_and_what_the_sandbox_sees(toy, [str(ROOT / "solutions"), str(ROOT / "tests"),
+                                                            str(folder / "pkg" / "toy.py")])
+            assert (toy.Value(2.0) * 3).data == 6.0
+        finally:
+            toy.__kata_remote__.close()
+            jail.kill_user(user[0])
+    assert uid == user[0] != 0 and seen == [False, False, True]
 
 
 FAKE = '''\
