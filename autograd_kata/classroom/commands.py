@@ -75,6 +75,8 @@ def _grade(args) -> int:
     if args.class_dir:
         return _grade_class(g, Path(args.class_dir), grader_root, stages, args)
     submission = Path(args.submission) if args.submission else _root()
+    if args.out and Path(args.out).is_file():
+        Path(args.out).unlink()  # an old report must not pass for this grading's if this one dies
     report = g.grade(submission, grader_root, stages, stage_timeout=args.stage_timeout, jobs=args.jobs)
     try:
         g.write(report, args.format, args.out)

@@ -70,6 +70,14 @@ class TestResult:
     def short(self) -> str:
         return self.name.split("::", 1)[-1]
 
+    @property
+    def headline(self) -> str:
+        """The message's one line: a native traceback's is its last (the exception)."""
+        lines = [line for line in self.message.splitlines() if line.strip()]
+        if not lines:
+            return self.status
+        return lines[-1].strip() if lines[0].startswith("Traceback (most recent call last)") else lines[0]
+
 
 @dataclass
 class StageGrade(Tally):
@@ -346,8 +354,7 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
         grade.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
     elif grade.passed < grade.total:
         bad = [t for t in grade.tests if t.status != "passed"]
-        first = bad[0].message.splitlines()[0] if bad[0].message else bad[0].status
-        grade.reason = f"{len(bad)} of {grade.total} tests did not pass; first: {bad[0].short}: {first}"
+        grade.reason = f"{len(bad)} of {grade.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
     elif run.returncode != 0:
         grade.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
     return grade
@@ -517,7 +524,7 @@ def as_gradescope(report: Report) -> str:
         for t in g.tests:
             line = f"{'PASS' if t.status == 'passed' else t.status.upper()}  {t.short}"
             if t.status != "passed" and t.message:
-                line += f"\n      {t.message.splitlines()[0]}"
+                line += f"\n      {t.headline}"
             out.append(line)
         tests.append({"name": f"Stage {g.stage.number}: {g.stage.title}", "number": str(g.stage.number),
                       "score": float(g.score), "max_score": float(g.max_score),
@@ -561,7 +568,7 @@ def as_junit(report: Report) -> str:
             classname, name = junit_key(c.name) if "::" in c.name else (f"kata.{g.stage.module}", c.name)
             case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{c.seconds:.3f}")
             if c.status != "passed":
-                message = (c.message or c.status).splitlines()[0] if (c.message or c.status) else c.status
+                message = c.headline
                 failure = ET.SubElement(case, "failure", message=f"{c.status}: {message}"[:500], type=c.status)
                 failure.text = c.message or c.status
     ET.indent(root)
