@@ -109,9 +109,8 @@ class Client:
     """One sandbox process and its handle -> proxy table."""
 
     def __init__(self, module, folder, launch, timeout):
-        self.name, self.timeout, self.dead = module, timeout, None
-        self.file = "/".join(module.split(".")) + ".py"
-        self.proxies, self.next_handle, self.buffer, self.sources = {}, 1, bytearray(), {}
+        self.timeout, self.dead, self.file = timeout, None, "/".join(module.split(".")) + ".py"
+        self.proxies, self.next_handle, self.buffer, self.sources = {}, 2, bytearray(), {}
         self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -120,7 +119,6 @@ class Client:
         self.readable.register(self.rfd, select.POLLIN)
         self.writable.register(self.wfd, select.POLLOUT)
         self.module = self.proxies[1] = RemoteModule(self, 1)  # the first handle is always the module
-        self.next_handle = 2
         hello = self._receive(f"importing {self.file} did not finish")
         if "error" in hello:
             error = self._exception(hello["error"])
