@@ -380,6 +380,23 @@ def test_the_gradescope_autograder_grades_a_submission(tmp_path):
     assert [t["status"] for t in results["tests"]] == ["passed", "passed"] + ["failed"] * (len(STAGES) - 2)
 
 
+def test_run_autograder_trusts_only_a_grader_that_says_it_graded(tmp_path):
+    """An old results.json is gone before grading starts; a grader that fails (here:
+    no Python at all) leaves the explicit failure, not the old file."""
+    zip_path = tmp_path / "autograder.zip"
+    assert build_autograder(ROOT, zip_path, out=lambda *a, **k: None) == 0
+    base = tmp_path / "autograder"
+    script = unpack(zip_path, base)
+    submission(base / "submission", default=stub, flat=True)
+    results = base / "results" / "results.json"
+    results.write_text(json.dumps({"score": 100.0, "output": "left from before", "tests": []}))
+    proc = run(["bash", str(script)], cwd=base, env={"KATA_AUTOGRADER_ROOT": str(base), "KATA_PYTHON": "false"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == 0.0 and "The autograder failed (kata grade exit status 1)" in data["output"]
+    assert list((base / "results").iterdir()) == [results]
+
+
 def test_the_readmes_try_it_locally_recipe_works_word_for_word():
     """The README's recipe, run as written (from the repository, the venv active): it
     always yields a results.json, here the untouched stubs' 0."""
