@@ -158,7 +158,12 @@ def _set_limits(cpu: int) -> None:
     for which, value in {**LIMITS, resource.RLIMIT_CPU: cpu}.items():
         soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (value, value))
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            if sys.platform.startswith("linux"):
+                raise  # Linux has them all; elsewhere (macOS: RLIMIT_AS) one may be refused
+
 
 
 def _build_root(folder: str, python: str) -> None:
@@ -258,7 +263,7 @@ def launcher(folder, user: str | None = None, cpu: int | None = None):
 def processes_of(uid: int) -> list[int]:
     """Live processes of ``uid`` (a zombie is dead: it only waits for its parent to reap it)."""
     found = []
-    for entry in os.listdir("/proc"):
+    for entry in (os.listdir("/proc") if os.path.isdir("/proc") else []):
         if entry.isdigit():
             try:
                 if os.stat(f"/proc/{entry}").st_uid != uid:
@@ -307,6 +312,8 @@ def become_subreaper() -> bool:
 
 def _children() -> dict[int, list[int]]:
     tree: dict[int, list[int]] = {}
+    if not os.path.isdir("/proc"):
+        return tree  # no /proc (macOS): each stage's process group is still killed
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -376,3 +383,7 @@ def kill_tree(pid: int) -> None:
             os.kill(p, signal.SIGKILL)
         except OSError:
             pass
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the judge leads its own session (start_new_session)
+    except OSError:
+        pass
