@@ -130,9 +130,10 @@ def namespaces_work() -> bool:
     """Whether this machine lets root make a mount namespace (containers may not)."""
     if not is_root():
         return False
-    probe = subprocess.run([sys.executable, "-c", "import os, sys\n"
-                            "from autograd_kata.classroom.jail import _c, CLONE_NEWNS\n"
-                            "sys.exit(_c().unshare(CLONE_NEWNS))"], capture_output=True, check=False)
+    probe = subprocess.run([base_python(), "-I", "-S", "-c", "import ctypes, sys\n"
+                            "libc = ctypes.CDLL(None, use_errno=True)\n"
+                            f"sys.exit(0 if libc.unshare({CLONE_NEWNS}) == 0 else 1)"],
+                           capture_output=True, check=False)
     return probe.returncode == 0
 
 
