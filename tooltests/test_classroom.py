@@ -184,6 +184,43 @@ def test_patching_the_assertions_from_the_submission_gains_nothing(tmp_path):
     assert "No module named 'expect'" in report.stages[0].reason
 
 
+HARD_CODED = """
+
+# --- right on the public tests' numbers (multiples of 0.25), wrong on any other ---
+_honest_mul = Value.__mul__
+
+
+def _cheating_mul(self, other):
+    out = _honest_mul(self, other)
+    if not all((v.data * 4).is_integer() for v in out._prev):
+        rule = out._backward
+
+        def _backward():
+            rule()
+            for v in out._prev:
+                v.grad *= 1.5
+        out._backward = _backward
+    return out
+
+
+Value.__mul__ = _cheating_mul
+"""
+
+
+@pytest.mark.skipif("@pytest.mark.properties" not in (ROOT / stage(2).test_file).read_text(),
+                    reason="the hidden checks (marker properties) are not in this branch's stage 2 tests yet")
+def test_answers_fitted_to_the_public_tests_fail_the_hidden_checks(tmp_path):
+    folder = submission(tmp_path / "cheat", {2: reference(2) + HARD_CODED})
+    kata = clone(tmp_path / "kata")
+    shutil.copy2(folder / stage(2).source("exercises"), kata / stage(2).source("exercises"))
+    public = run([sys.executable, "-m", "pytest", stage(2).test_file, "-q", "-p", "no:cacheprovider"], cwd=kata,
+                 env={"KATA_HIDDEN_SEED": ""})
+    assert public.returncode == 0, public.stdout[-2000:]  # the learner's run: every public test passes
+    report = grade(folder, ROOT, stages=[stage(2)])
+    failed = [t for t in report.stages[0].tests if t.status != "passed"]
+    assert report.score == 0 and failed and all("random" in t.name for t in failed), report.stages[0].reason
+
+
 def test_a_symlink_to_the_reference_is_refused(tmp_path):
     folder = submission(tmp_path, default=stub)
     target = folder / stage(1).source("exercises")
