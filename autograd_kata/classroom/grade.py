@@ -454,7 +454,8 @@ def class_csv(graded, stages=STAGES) -> str:
     writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
     for name, report in graded:
         by = {g.stage.number: g.score for g in report.stages}
-        writer.writerow([name] + [by.get(s.number, 0) for s in stages] + [report.score, report.max_score])
+        cell = "'" + name if name[:1] in ("=", "+", "-", "@") else name  # never a formula in a spreadsheet
+        writer.writerow([cell] + [by.get(s.number, 0) for s in stages] + [report.score, report.max_score])
     return out.getvalue()
 
 

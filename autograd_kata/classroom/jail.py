@@ -12,10 +12,10 @@ a minimal environment (the caller's ``env`` is ignored on purpose: the judge's
 environment holds ``KATA_HIDDEN_SEED``) and its own session (``os.setsid``),
 so ``os.killpg(proc.pid, SIGKILL)`` ends the sandbox and its children.
 Inside the jail only the stage folder and the standard library exist (not
-the venv, not this package): run the server as ``-c <its text>`` or from a
-file the grader put in the stage folder.  An ``argv[0]`` equal to ``sys.executable`` is replaced by the base interpreter
-(a venv's ``bin/python`` may not be visible inside the jail; with ``-I -S``
-the venv adds nothing).  The grader passes its choices to the judge in the
+the venv, not this package): run the server as ``-c <its text>``.  An
+``argv[0]`` equal to ``sys.executable`` is replaced by the base interpreter
+(a venv's ``bin/python`` is not visible inside the jail; with ``-I -S`` the
+venv adds nothing).  The grader passes its choices to the judge in the
 environment, read by ``launcher``:
 
 * ``KATA_SANDBOX_USER``  -- the unprivileged user the sandbox runs as (set
@@ -42,7 +42,8 @@ rlimits; no uid change and no hidden disk (``isolation()`` says so and the
 report's first line repeats it).
 
 At the end ``kill_user(uid)`` kills every process of the sandbox user (a
-detached process in its own session included), and ``kill_descendants()``
+detached process in its own session included; so one grading at a time holds
+``UserLock`` while it uses that user), and ``kill_descendants()``
 kills whatever the grader's children left behind (the grader is a child
 subreaper, so orphans come back to it instead of to init).
 """
