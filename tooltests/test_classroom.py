@@ -294,6 +294,7 @@ def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
     submission(klass / "bob", default=stub)
     from autograd_kata.maintainer.mistakes import MISTAKES
     swapped = next(m for m in MISTAKES if m.id == "mul-swapped-partials")
+    assert reference(2).count(swapped.old) == 1, "the catalogue's mul-swapped-partials no longer fits stage 2"
     submission(klass / "cy", {2: reference(2).replace(swapped.old, swapped.new)})
     (klass / ".git").mkdir()  # not a student
     out = tmp_path / "grades" / "class.csv"
