@@ -159,8 +159,19 @@ def pytest_runtest_makereport(item, call):
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
-        lines = report.longreprtext.splitlines()
-        at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
-        yours = [f"{file}:{line}:\n    {text}" for file, line, text in error.learner_frames]
-        report.longrepr = "\n".join(lines[:at] + yours + lines[at:])
+        report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
+
+
+def with_learner_frames(text, frames):
+    """A judge-side traceback with the submitted file's frames put where a local run shows them:
+    before the exception line (``--tb=native``) or before the ``E`` lines (pytest's own styles)."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("Traceback"):
+        last = max((i for i, line in enumerate(lines) if line.startswith("  File ")), default=0)
+        at = next((i for i in range(last + 1, len(lines)) if not lines[i].startswith("    ")), len(lines))
+        yours = [f'  File "{file}", line {line}\n    {code}' for file, line, code in frames]
+    else:
+        at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
+        yours = [f"{file}:{line}:\n    {code}" for file, line, code in frames]
+    return "\n".join(lines[:at] + yours + lines[at:])

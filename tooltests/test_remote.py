@@ -574,16 +574,20 @@ def test_a_hang_costs_one_timeout_and_the_rest_of_the_stage_fails_fast(tmp_path)
                for m in messages[1:]), messages
 
 
-def test_an_error_in_the_learners_code_shows_the_learners_line(tmp_path):
+@pytest.mark.parametrize("style", ["short", "native"])
+def test_an_error_in_the_learners_code_shows_the_learners_line(tmp_path, style):
     typo = lambda s, text: text.replace("Value(self.data + other.data,", "Value(self.data + other.dat,", 1)  # noqa: E731
     folder = stage_folder(tmp_path, "exercises", "solutions", typo)
     lineno = next(i for i, line in enumerate((folder / "exercises" / f"{STAGES[1].module}.py").read_text()
                                              .splitlines(), 1) if "other.dat," in line)
-    proc, data = run_stage_tests(folder, STAGES[1].test_file, "-k", "add_computes_the_sum")
+    proc, data = run_stage_tests(folder, STAGES[1].test_file, "-k", "add_computes_the_sum", f"--tb={style}")
     (test,) = data["tests"]
-    assert test["outcome"] == "failed"
-    assert (f"exercises/stage02_add_mul.py:{lineno}:\n    out = Value(self.data + other.dat, (self, other), '+')\n"
-            "E   AttributeError: 'Value' object has no attribute 'dat'") in test["message"], test["message"]
+    code = "    out = Value(self.data + other.dat, (self, other), '+')\n"
+    error = "AttributeError: 'Value' object has no attribute 'dat'"
+    want = (f"exercises/stage02_add_mul.py:{lineno}:\n{code}E   {error}" if style == "short" else
+            f'  File "exercises/stage02_add_mul.py", line {lineno}\n{code}{error}')
+    assert test["outcome"] == "failed" and want in test["message"], test["message"]
+    assert style == "short" or test["message"].splitlines()[-1] == error  # the grader reads the last line
 
 
 def test_a_module_that_hangs_at_import_fails_every_test_of_its_stage_at_once(tmp_path):
