@@ -9,6 +9,10 @@
 * Every test gets the marker of its stage: ``pytest -m stage4``.
 * A stub that is not written yet, or a module that does not import, fails
   with one line that says what to do, instead of a traceback.
+* Grading runs these same tests with ``--sandbox=FOLDER``: the module is then
+  imported from FOLDER by a separate sandbox process (started through
+  ``autograd_kata.classroom.jail``), and ``engine`` is a proxy for it
+  (``autograd_kata.classroom.remote``); this process never imports it.
 """
 from __future__ import annotations
 
@@ -30,6 +34,13 @@ def pytest_addoption(parser):
         help="which code the stage tests run against: exercises (yours, the default) "
              "or solutions (the reference). Also settable as KATA_IMPL.",
     )
+    parser.addoption(
+        "--sandbox",
+        metavar="FOLDER",
+        default=None,
+        help="grading: import the stage module from FOLDER in a separate sandbox process and test it "
+             "through a proxy (one sandbox per stage module; the first hang or crash ends that module's tests).",
+    )
 
 
 def pytest_configure(config):
@@ -45,7 +56,9 @@ def pytest_configure(config):
 def pytest_report_header(config):
     impl = config.getoption("impl")
     whose = "your code" if impl == "exercises" else "the reference"
-    return f"kata: testing {whose} in {impl}/"
+    folder = config.getoption("sandbox")
+    where = f" in a sandbox process, from {folder}" if folder else ""
+    return f"kata: testing {whose} in {impl}/{where}"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -76,17 +89,59 @@ class ModuleBroken(Exception):
     """The stage module could not be imported."""
 
 
+def broken(name, kind, error, lineno):
+    where = f" (line {lineno})" if lineno else ""
+    return ModuleBroken(f"{name.replace('.', '/')}.py does not import{where}: {kind}: {error}")
+
+
 @pytest.fixture
 def engine(request):
-    """The stage module under test, e.g. ``exercises.stage04_tanh``."""
+    """The stage module under test, e.g. ``exercises.stage04_tanh`` (with ``--sandbox``, its proxy)."""
     name = request.param
+    if request.config.getoption("sandbox"):
+        return remote_engine(request.config, name)
     try:
         return importlib.import_module(name)
     except Exception as error:  # a SyntaxError in the learner's file, a bad import, ...
         sys.modules.pop(name, None)
-        path = name.replace(".", "/") + ".py"
-        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else ""
-        raise ModuleBroken(f"{path} does not import{where}: {type(error).__name__}: {error}") from None
+        lineno = error.lineno if isinstance(error, SyntaxError) else None
+        raise broken(name, type(error).__name__, error, lineno) from None
+
+
+SANDBOXES = pytest.StashKey[dict]()
+
+
+def remote_engine(config, name):
+    """One sandbox per stage module for the whole session; a module that does not import,
+    or a sandbox that could not start, gives every later test the same one-line failure."""
+    from autograd_kata.classroom import jail, remote  # grading only: the learner's run never loads them
+
+    sandboxes = config.stash.setdefault(SANDBOXES, {})
+    if name not in sandboxes:
+        folder = os.path.realpath(config.getoption("sandbox"))
+        timeout = float(os.environ.get("KATA_SANDBOX_TIMEOUT") or remote.CALL_TIMEOUT)
+        try:
+            sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
+        except remote.ImportFailed as error:
+            sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
+        except remote.SandboxError as error:  # it hung or died while importing: as good as not importing
+            sandboxes[name] = ModuleBroken(str(error))
+    found = sandboxes[name]
+    if isinstance(found, BaseException):
+        raise found.with_traceback(None)
+    return found
+
+
+def sandbox_errors():
+    """The sandbox's own failures (a hang, a crash), which are one plain line, as a tuple of types."""
+    remote = sys.modules.get("autograd_kata.classroom.remote")
+    return (remote.SandboxError,) if remote else ()
+
+
+def pytest_unconfigure(config):
+    for found in config.stash.get(SANDBOXES, {}).values():
+        if not isinstance(found, BaseException):
+            found.__kata_remote__.close()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -101,6 +156,22 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = "\n".join(checks)
     elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
         report.longrepr = f"not written yet: {error}"
-    elif isinstance(error, (ModuleBroken, RuleBroken)):
+    elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
+    elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
+        report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
+
+
+def with_learner_frames(text, frames):
+    """A judge-side traceback with the submitted file's frames put where a local run shows them:
+    before the exception line (``--tb=native``) or before the ``E`` lines (pytest's own styles)."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("Traceback"):
+        last = max((i for i, line in enumerate(lines) if line.startswith("  File ")), default=0)
+        at = next((i for i in range(last + 1, len(lines)) if not lines[i].startswith("    ")), len(lines))
+        yours = [f'  File "{file}", line {line}\n    {code}' for file, line, code in frames]
+    else:
+        at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
+        yours = [f"{file}:{line}:\n    {code}" for file, line, code in frames]
+    return "\n".join(lines[:at] + yours + lines[at:])

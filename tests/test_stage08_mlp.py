@@ -3,7 +3,7 @@
 Weights are set by hand where a test needs exact numbers: a Neuron keeps its
 weights in .w and its bias in .b, a Layer its neurons in .neurons, an MLP its
 layers in .layers (the names micrograd uses, and the ones __repr__ reads)."""
-from expect import Expect
+from expect import Expect, in_engine
 
 expect = Expect(stage=8)
 
@@ -80,10 +80,16 @@ def test_same_seed_same_weights_different_seed_different(engine):
                 "most starting weights are equal: draw each weight at random (all-equal neurons learn the same thing)")
 
 
-def test_a_neuron_starts_with_weights_in_minus_one_to_one_and_a_zero_bias(engine):
+@in_engine
+def a_neuron_drawn_from(engine, nin, seed):
+    """Neuron(nin, rng=random.Random(seed)), made where the engine lives (the generator cannot cross)."""
     import random
 
-    n = engine.Neuron(200, rng=random.Random(3))
+    return engine.Neuron(nin, rng=random.Random(seed))
+
+
+def test_a_neuron_starts_with_weights_in_minus_one_to_one_and_a_zero_bias(engine):
+    n = a_neuron_drawn_from(engine, 200, 3)
     weights = [w.data for w in n.w]
     expect.equal(len(weights), 200, "len(Neuron(200).w)", "one weight per input")
     expect.true(all(-1.0 <= w <= 1.0 for w in weights),
@@ -234,13 +240,21 @@ def test_train_steps_against_the_gradient(engine):
                 "gradient descent moves every parameter against its gradient, by lr times it")
 
 
-def test_train_zeroes_the_grads_every_step(engine):
-    model, twin = engine.MLP(1, [8, 1], seed=2), engine.MLP(1, [8, 1], seed=2)
+@in_engine
+def zero_grad_calls_in_train(engine, model, xs, ys, steps):
+    """train(model, xs, ys, steps, lr=0.1) with model.zero_grad counting its calls (the patch is
+    made where the engine lives); returns the count."""
     calls = []
     zero_grad = model.zero_grad
     model.zero_grad = lambda: (calls.append(1), zero_grad())[1]
-    engine.train(model, XS, YS, steps=3, lr=0.1)
-    expect.true(len(calls) >= 3, f"train(..., steps=3) called model.zero_grad() {len(calls)} times: {ZERO_EACH_STEP}")
+    engine.train(model, xs, ys, steps=steps, lr=0.1)
+    return len(calls)
+
+
+def test_train_zeroes_the_grads_every_step(engine):
+    model, twin = engine.MLP(1, [8, 1], seed=2), engine.MLP(1, [8, 1], seed=2)
+    calls = zero_grad_calls_in_train(engine, model, XS, YS, 3)
+    expect.true(calls >= 3, f"train(..., steps=3) called model.zero_grad() {calls} times: {ZERO_EACH_STEP}")
     for _ in range(3):
         one_step(engine, twin, 0.1)
     got = [p.data for p in model.parameters()]

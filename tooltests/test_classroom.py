@@ -110,15 +110,17 @@ def test_the_untouched_stubs_score_zero(tmp_path):
 
 def test_a_hanging_stage_loses_only_itself_within_a_bounded_time(tmp_path):
     hang = reference(3) + "\nimport signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
-    folder = submission(tmp_path, {3: hang})
+    loop = reference(4) + "\ndef _forever(self):\n    while True:\n        pass\nValue.tanh = _forever\n"
+    folder = submission(tmp_path, {3: hang, 4: loop})
     start = time.monotonic()
-    report = grade(folder, ROOT, stages=[stage(n) for n in (2, 3, 4, 5)], stage_timeout=4)
+    report = grade(folder, ROOT, stages=[stage(n) for n in (2, 3, 4, 5)])
     elapsed = time.monotonic() - start
     stages = by_stage(report)
-    assert stages[3].score == 0 and "did not finish within 4 s" in stages[3].reason
-    assert all(g.ok for n, g in stages.items() if n != 3), [g.reason for g in report.stages if not g.ok]
-    assert report.score == sum(stage(n).points for n in (2, 4, 5))
-    assert elapsed < 30, f"grading took {elapsed:.1f} s"
+    assert stages[3].score == 0 and "importing exercises/stage03_coercion.py did not finish" in stages[3].reason
+    assert stages[4].score == 0 and "an infinite loop?" in stages[4].reason
+    assert stages[2].ok and stages[5].ok, [g.reason for g in report.stages if not g.ok]
+    assert report.score == sum(stage(n).points for n in (2, 5))
+    assert elapsed < 60, f"grading took {elapsed:.1f} s"
 
 
 def test_exits_aborts_crashes_and_import_errors_score_zero_with_a_reason(troubled_report):
@@ -127,10 +129,11 @@ def test_exits_aborts_crashes_and_import_errors_score_zero_with_a_reason(trouble
     for n in (1, 2, 3, 5, 6):
         assert stages[n].score == 0 and stages[n].reason, n
         assert stages[n].total > 0 and all(t.status != "passed" for t in stages[n].tests), n
-    assert "without a test report" in stages[1].reason and "exit code 0" in stages[1].reason
+    assert "exited (status 0)" in stages[1].reason
     assert "SIGABRT" in stages[2].reason
+    assert "SystemExit" in stages[3].reason
     assert "SIGSEGV" in stages[5].reason
-    assert any("does not import" in t.message for t in stages[6].tests)
+    assert any("does not import (line " in t.message for t in stages[6].tests)
     assert troubled_report.score == stage(7).points
 
 
@@ -155,7 +158,8 @@ def test_cheating_gains_nothing(tmp_path):
     stages = by_stage(report)
     assert report.score == 0
     assert stages[1].total > 1 and stages[4].total > 1
-    assert any("No module named 'solutions'" in t.message for t in stages[4].tests), stages[4].tests[0].message
+    # the sandbox has neither the tool nor the reference to import
+    assert any("No module named 'autograd_kata'" in t.message for t in stages[4].tests), stages[4].tests[0].message
 
 
 PATCH_THE_ASSERTIONS = """\
@@ -176,7 +180,45 @@ def test_patching_the_assertions_from_the_submission_gains_nothing(tmp_path):
     folder = submission(tmp_path, {1: PATCH_THE_ASSERTIONS}, default=stub)
     report = grade(folder, ROOT, stages=[stage(1)])
     assert report.score == 0
-    assert "changed the test harness (expect.Expect" in report.stages[0].reason
+    # the tests' own modules live in the judge, a process the submission never enters
+    assert "No module named 'expect'" in report.stages[0].reason
+
+
+HARD_CODED = """
+
+# --- right on the public tests' numbers (multiples of 0.25), wrong on any other ---
+_honest_mul = Value.__mul__
+
+
+def _cheating_mul(self, other):
+    out = _honest_mul(self, other)
+    if not all((v.data * 4).is_integer() for v in out._prev):
+        rule = out._backward
+
+        def _backward():
+            rule()
+            for v in out._prev:
+                v.grad *= 1.5
+        out._backward = _backward
+    return out
+
+
+Value.__mul__ = _cheating_mul
+"""
+
+
+@pytest.mark.skipif("@pytest.mark.properties" not in (ROOT / stage(2).test_file).read_text(),
+                    reason="the hidden checks (marker properties) are not in this branch's stage 2 tests yet")
+def test_answers_fitted_to_the_public_tests_fail_the_hidden_checks(tmp_path):
+    folder = submission(tmp_path / "cheat", {2: reference(2) + HARD_CODED})
+    kata = clone(tmp_path / "kata")
+    shutil.copy2(folder / stage(2).source("exercises"), kata / stage(2).source("exercises"))
+    public = run([sys.executable, "-m", "pytest", stage(2).test_file, "-q", "-p", "no:cacheprovider"], cwd=kata,
+                 env={"KATA_HIDDEN_SEED": ""})
+    assert public.returncode == 0, public.stdout[-2000:]  # the learner's run: every public test passes
+    report = grade(folder, ROOT, stages=[stage(2)])
+    failed = [t for t in report.stages[0].tests if t.status != "passed"]
+    assert report.score == 0 and failed and all("random" in t.name for t in failed), report.stages[0].reason
 
 
 def test_a_symlink_to_the_reference_is_refused(tmp_path):
@@ -195,6 +237,79 @@ def test_a_missing_stage_file_scores_zero_and_flat_uploads_are_found(tmp_path):
     stages = by_stage(report)
     assert stages[1].ok and stages[1].source == f"{stage(1).module}.py"
     assert stages[2].score == 0 and "no exercises/stage02" in stages[2].reason
+
+
+def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):
+    folder = submission(tmp_path, default=stub)
+    name = f"{stage(1).module}.py"
+    for where, text in (("backup", stub(1)), ("mywork", reference(1)), ("mywork/old", stub(1))):
+        (folder / where).mkdir(parents=True, exist_ok=True)
+        (folder / where / name).write_text(text)
+    (folder / "exercises" / name).unlink()
+    report = grade(folder, ROOT, stages=[stage(1)])
+    g = report.stages[0]
+    # no exercises/ copy, none at the top: the shallowest, ties alphabetical -> backup/ (a stub)
+    assert g.source == f"backup/{name}" and g.score == 0
+    assert g.found == [f"backup/{name}", f"mywork/{name}", f"mywork/old/{name}"]
+    text = as_text(report)
+    assert f"graded backup/{name}; found 3 files for this stage" in text
+    assert "rule: exercises/ at the top first" in json.loads(as_gradescope(report))["tests"][0]["output"]
+
+
+def test_the_report_says_first_when_there_was_no_uid_isolation():
+    from autograd_kata.classroom import jail
+    report = Report("somewhere", [], isolated=False, isolation=jail.isolation()[1] if not jail.is_root() else
+                    "uid isolation was not available (the grader is not root): ...")
+    assert as_text(report).splitlines()[0].startswith("uid isolation was not available")
+    assert json.loads(as_gradescope(report))["output"].startswith("uid isolation was not available")
+    assert next(iter(json.loads(as_json(report)))) == "isolation"
+
+
+def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_says_so(tmp_path, monkeypatch):
+    from autograd_kata.classroom import jail
+    line = "uid isolation was not available (the grader is not root): stand-in for a non-root run"
+    monkeypatch.setattr(jail, "isolation", lambda: (False, line))
+    folder = submission(tmp_path, {2: stub(2)})
+    report = grade(folder, ROOT, stages=[stage(1), stage(2)])
+    assert by_stage(report)[1].ok and by_stage(report)[2].score == 0
+    assert not report.isolated and as_text(report).splitlines()[0] == line
+    assert json.loads(as_json(report))["isolated"] is False
+
+
+def test_stages_run_as_parallel_as_the_cpus_this_process_may_use():
+    from autograd_kata.classroom.grade import jobs_default
+    assert jobs_default() == len(os.sched_getaffinity(0))
+
+
+def test_the_class_phrases_are_the_catalogues():
+    """classroom may not import maintainer, so it keeps the phrases; they must not drift."""
+    from autograd_kata.classroom.mistakes import PHRASES
+    from autograd_kata.maintainer.mistakes import MISTAKES
+    assert {(s, p) for s, p, _ in PHRASES} == {(m.stage, m.phrase) for m in MISTAKES}
+
+
+def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
+    klass = tmp_path / "class"
+    submission(klass / "ada")
+    submission(klass / "bob", default=stub)
+    from autograd_kata.maintainer.mistakes import MISTAKES
+    swapped = next(m for m in MISTAKES if m.id == "mul-swapped-partials")
+    assert reference(2).count(swapped.old) == 1, "the catalogue's mul-swapped-partials no longer fits stage 2"
+    submission(klass / "cy", {2: reference(2).replace(swapped.old, swapped.new)})
+    (klass / ".git").mkdir()  # not a student
+    out = tmp_path / "grades" / "class.csv"
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--class", str(klass), "--stage", "1",
+                "--stage", "2", "--out", str(out)], cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = out.read_text().splitlines()
+    assert rows[0] == "student,stage1,stage2,total,max"
+    assert rows[1:] == ["ada,10,15,25,25", "bob,0,0,0,25", "cy,10,0,10,25"]
+    summary = (tmp_path / "grades" / "class.summary.txt").read_text()
+    assert summary == proc.stdout.split("wrote ")[0][-len(summary):]
+    assert "3 submissions" in summary
+    lines = {line.split()[0]: line for line in summary.splitlines() if line[:1].isdigit()}
+    assert lines["1"].split()[-2:] == ["2/3", "67%"] and lines["2"].split()[-2:] == ["1/3", "33%"]
+    assert f"1  stage 2: {swapped.says}" in summary
 
 
 # --- the formats ------------------------------------------------------------------
@@ -301,6 +416,40 @@ def test_the_gradescope_autograder_grades_a_submission(tmp_path):
     results = json.loads((base / "results" / "results.json").read_text())
     assert results["score"] == stage(1).points + stage(2).points
     assert [t["status"] for t in results["tests"]] == ["passed", "passed"] + ["failed"] * (len(STAGES) - 2)
+
+
+def test_run_autograder_trusts_only_a_grader_that_says_it_graded(tmp_path):
+    """An old results.json is gone before grading starts; a grader that fails (here:
+    no Python at all) leaves the explicit failure, not the old file."""
+    zip_path = tmp_path / "autograder.zip"
+    assert build_autograder(ROOT, zip_path, out=lambda *a, **k: None) == 0
+    base = tmp_path / "autograder"
+    script = unpack(zip_path, base)
+    submission(base / "submission", default=stub, flat=True)
+    results = base / "results" / "results.json"
+    results.write_text(json.dumps({"score": 100.0, "output": "left from before", "tests": []}))
+    proc = run(["bash", str(script)], cwd=base, env={"KATA_AUTOGRADER_ROOT": str(base), "KATA_PYTHON": "false"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == 0.0 and "The autograder failed (kata grade exit status 1)" in data["output"]
+    assert list((base / "results").iterdir()) == [results]
+
+
+def test_the_readmes_try_it_locally_recipe_works_word_for_word():
+    """The README's recipe, run as written (from the repository, the venv active): it
+    always yields a results.json, here the untouched stubs' 0."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Try it locally", 1)[1].split("\n\n", 2)[1]
+    lines = [line[4:] for line in block.splitlines()]
+    assert all(line.strip() for line in lines) and lines[-1].startswith("python -m json.tool"), block
+    venv_bin = str(Path(sys.executable).parent)
+    proc = run(["bash", "-euc", "\n".join(lines)], cwd=ROOT, timeout=300,
+               env={"PATH": venv_bin + os.pathsep + os.environ["PATH"]})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    results = json.loads(Path("/tmp/kata-ag/results/results.json").read_text())
+    assert json.loads(proc.stdout[proc.stdout.index("{\n"):]) == results
+    stubs = all((ROOT / s.source("exercises")).read_text() == stub(s.number) for s in STAGES)
+    assert len(results["tests"]) == len(STAGES) and (results["score"] == 0.0 or not stubs)
 
 
 # --- the student release ------------------------------------------------------------------

@@ -22,13 +22,22 @@ one of its tests passes, else 0. Every format (text, json, gradescope, junit)
 and the GitHub Classroom workflow of `kata release` use this same rule.
 {points}
 
-Each stage runs in its own pytest process, in a temporary folder holding the
-grader's own tests/, conftest.py and pyproject.toml and, from the submission,
-only exercises/stageNN_*.py of that stage. A test counts only if pytest's
-JUnit report says it passed; a stage that hangs (--stage-timeout), crashes or
-exits early scores 0 with a reason, and the other stages are still graded.
-The report is always written. Exit code: 0 when every graded stage earned
-its points, 1 otherwise, 2 when the grading could not be set up.
+Each stage is judged by a pytest process running the grader's own tests/,
+conftest.py and pyproject.toml; the submitted exercises/stageNN_*.py of that
+stage runs only in a separate sandbox process that answers the judge's
+questions with data. Run as root, the sandbox runs as the user kata-sandbox in
+a jail that shows it only its own file and the Python standard library;
+otherwise the report's first line says uid isolation was not available.
+Grading adds hidden checks drawn from a fresh secret seed. A stage that hangs
+(--stage-timeout), crashes or exits early scores 0 with a reason, and the other
+stages are still graded. The report is always written, by the grader, after
+every sandbox process is gone. Exit code: 0 when every graded stage earned its
+points, 1 otherwise, 2 when the grading could not be set up.
+
+With --class DIR (one folder per student), every folder is graded and --out
+(default: class-grades.csv) gets one CSV row per student (per-stage points,
+total); a class summary (pass rate per stage, the classic mistakes most often
+named in the failures) is printed and written next to it (.summary.txt).
 """
 
 
@@ -63,7 +72,11 @@ def _grade(args) -> int:
         return 2
     stages = sorted(set(stages), key=lambda s: s.number)
     grader_root = Path(args.tests_from) if args.tests_from else _root()
+    if args.class_dir:
+        return _grade_class(g, Path(args.class_dir), grader_root, stages, args)
     submission = Path(args.submission) if args.submission else _root()
+    if args.out and Path(args.out).is_file():
+        Path(args.out).unlink()  # an old report must not pass for this grading's if this one dies
     report = g.grade(submission, grader_root, stages, stage_timeout=args.stage_timeout, jobs=args.jobs)
     try:
         g.write(report, args.format, args.out)
@@ -72,6 +85,37 @@ def _grade(args) -> int:
         print(g.as_text(report), end="")
         return 2
     return 0 if report.score == report.max_score else 1
+
+
+def _grade_class(g, class_dir, grader_root, stages, args) -> int:
+    from pathlib import Path
+
+    if not class_dir.is_dir():
+        print(f"kata grade --class: {class_dir} is not a folder", file=sys.stderr)
+        return 2
+    if args.submission or args.format != "text":
+        print("kata grade --class: writes a CSV and a summary; --submission and --format do not apply",
+              file=sys.stderr)
+        return 2
+    out = Path(args.out or "class-grades.csv")
+    summary_path = out.with_name(out.stem + ".summary.txt")
+
+    def progress(name, report):
+        print(f"{name}: {report.score}/{report.max_score}", flush=True)
+
+    graded = g.grade_class(class_dir, grader_root, stages, stage_timeout=args.stage_timeout, jobs=args.jobs,
+                           progress=progress)
+    summary = g.class_summary(graded, stages)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(g.class_csv(graded, stages), encoding="utf-8")
+        summary_path.write_text(summary, encoding="utf-8")
+    except OSError as error:
+        print(f"kata grade --class: could not write {out}: {error}", file=sys.stderr)
+        return 2
+    print(summary, end="")
+    print(f"wrote {out} and {summary_path}")
+    return 0 if graded else 1
 
 
 def add_grade_parser(sub) -> argparse.ArgumentParser:
@@ -90,11 +134,13 @@ def add_grade_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="write the report here (default: standard output)")
     p.add_argument("--stage", action="append", metavar="N",
                    help="grade only stage N (repeatable; default: every stage)")
-    p.add_argument("--stage-timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="wall-clock limit for one stage's tests (default: 60); each test also has "
-                        "pytest-timeout's limit from pyproject.toml")
+    p.add_argument("--stage-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall-clock limit for one stage's judge (default: 30); each request to the sandbox "
+                        "also has its own limit, and the first hang ends the stage")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="stages graded at once (default: the number of CPUs, at most 8)")
+                   help="stages graded at once (default: the CPUs this process may use, os.sched_getaffinity)")
+    p.add_argument("--class", dest="class_dir", metavar="DIR",
+                   help="grade every student folder in DIR; write a CSV (--out) and a class summary")
     p.add_argument("--tests-from", metavar="DIR",
                    help="the kata whose tests/ and conftest.py grade (default: this kata)")
     p.add_argument("--autograder", metavar="ZIP",

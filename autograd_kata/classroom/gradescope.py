@@ -26,7 +26,10 @@ NEEDED = ("autograd_kata/", "tests/", "exercises/", "conftest.py", "pyproject.to
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image.
+# Gradescope runs this once, as root, when it builds the autograder image:
+# one virtual environment with the kata and its test dependencies (installed
+# once, for every stage and every submission), and the unprivileged user the
+# submitted code runs as.
 # The kata needs Python 3.10 or newer with pytest, pytest-check and pytest-timeout.
 set -euxo pipefail
 apt-get update
@@ -34,6 +37,7 @@ apt-get install -y python3 python3-pip python3-venv
 python3 -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install --upgrade pip
 /autograder/venv/bin/python -m pip install /autograder/source
+id -u kata-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin --user-group kata-sandbox
 """
 
 RUN_AUTOGRADER = """\
@@ -41,20 +45,35 @@ RUN_AUTOGRADER = """\
 # Gradescope runs this for every submission: grade /autograder/submission with
 # the tests shipped in /autograder/source, into /autograder/results/results.json.
 # {policy}.
+# results.json is only ever the grader's: an old one is removed first, an
+# explicit failure stands in until the grader has finished, and the grader's
+# report (written to a private folder) replaces it only when the grader's own
+# exit status says it graded (0: full marks, 1: not full marks).
 set -u
 ROOT="${{KATA_AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{KATA_PYTHON:-$ROOT/venv/bin/python}}"
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
-cd "$ROOT/source" || exit 1
+rm -f "$RESULTS"
+fail() {{
+  printf '{{"score": 0.0, "output": "%s Please tell your instructor.", "tests": []}}\\n' "$1" > "$RESULTS.partial"
+  mv -f "$RESULTS.partial" "$RESULTS"
+}}
+fail "The autograder started but did not finish."
+PRIVATE="$(mktemp -d "$ROOT/results/.kata-grade.XXXXXX")" || {{ fail "The autograder could not make its folder."; exit 0; }}
+chmod 700 "$PRIVATE"
+cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
 "$PYTHON" -m autograd_kata grade \\
     --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
-    --stage-timeout "${{KATA_STAGE_TIMEOUT:-60}}" \\
-    --format gradescope --out "$RESULTS"
-if [ ! -s "$RESULTS" ]; then
-  # fail closed, but never leave Gradescope without a result
-  printf '%s\\n' '{{"score": 0.0, "output": "The autograder could not run; please tell your instructor.", "tests": []}}' > "$RESULTS"
+    --stage-timeout "${{KATA_STAGE_TIMEOUT:-30}}" \\
+    --format gradescope --out "$PRIVATE/results.json"
+status=$?
+if [ "$status" -le 1 ] && [ -s "$PRIVATE/results.json" ]; then
+  mv -f "$PRIVATE/results.json" "$RESULTS"
+else
+  fail "The autograder failed (kata grade exit status $status)."
 fi
+rm -rf "$PRIVATE"
 exit 0
 """
 

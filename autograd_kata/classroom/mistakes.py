@@ -1,0 +1,103 @@
+"""The classic mistakes a class summary can name, by the phrase a failure says.
+
+``kata grade --class`` counts, per stage, the students whose failures contain
+each phrase.  The phrases are the test messages' own words for a classic
+mistake (the maintainers' catalogue, ``maintainer/mistakes.py``, holds the
+same phrases with the code that makes each mistake; classroom may not import
+maintainer, so the phrases live here too, and ``tooltests/test_classroom.py``
+fails when the two lists drift apart).
+"""
+from __future__ import annotations
+
+# (stage, phrase in the failure message, the mistake in a learner's words)
+PHRASES: tuple[tuple[int, str, str], ...] = (
+    (1, 'expected the float 0.0',
+     'starts grad at the int 0 instead of the float 0.0'),
+    (1, 'store float(data)',
+     'keeps data as given (an int stays an int) instead of float(data)'),
+    (1, 'expected set()',
+     'keeps the children as the tuple they came in, not a set'),
+    (1, 'must be refused, not stored',
+     "accepts anything float() accepts, so Value('3') is stored"),
+    (2, 'forgot `* out.grad`',
+     'adds 1 to each parent instead of 1 * out.grad / hands each parent the other operand without multiplying by out.grad'),
+    (2, 'swapped the partials',
+     "gives each factor its own value instead of the other one's"),
+    (2, '(+=); it must not overwrite it',
+     'assigns the gradient (=) instead of adding it (+=)'),
+    (3, 'detached from the graph',
+     'makes -v a fresh Value(-v.data), cut off from v'),
+    (3, 'operands swapped',
+     'computes self - other in __rsub__, so 1 - v gives v - 1'),
+    (3, 'forgot to negate',
+     'adds other in __sub__ instead of its negation'),
+    (3, 'return NotImplemented for unsupported operands',
+     'raises its own TypeError for a string instead of returning NotImplemented'),
+    (4, "tanh's slope comes from its output t: 1 - t*t, not from the input x",
+     "computes tanh's slope from the input, 1 - x*x"),
+    (4, '1 - t*t, not 1 - t',
+     "writes tanh's slope as 1 - t instead of 1 - t*t"),
+    (4, 'forgot `* out.grad`',
+     "passes tanh's slope on without multiplying by out.grad"),
+    (4, "exp's slope is its own output e^x, not x",
+     "uses the input x as exp's slope instead of its output e^x"),
+    (4, "ReLU's slope is 0 at and below 0",
+     'lets the gradient through at exactly 0 (>= 0 instead of > 0) / passes out.grad straight through ReLU, negative inputs too'),
+    (4, 'exponent off by one?',
+     'writes the power rule as n * x**n instead of n * x**(n-1)'),
+    (4, 'operands swapped: 2 / v is not v / 2',
+     'computes self / other in __rtruediv__, so 2 / v gives v / 2'),
+    (4, 'detached from the graph',
+     'computes a / b as a fresh Value of the quotient, outside the graph'),
+    (5, 'reverse the topological order',
+     'runs the rules in topological order, inputs first, instead of reversed'),
+    (5, 'each node once',
+     'keeps no visited set, so a node reached twice is listed twice'),
+    (5, 'seed the root',
+     "forgets to set the root's grad to 1.0 before running the rules"),
+    (5, 'topological_order lists inputs before outputs',
+     'appends a node to the order when first reached, before its inputs'),
+    (5, 'RecursionError',
+     'builds the order recursively, like micrograd'),
+    (6, 'the add rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the add rule, so a + a gets one share'),
+    (6, 'the mul rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the mul rule, so a * a gets one share'),
+    (6, 'the tanh rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the tanh rule'),
+    (6, 'the exp rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the exp rule'),
+    (6, 'the relu rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the relu rule, wiping what other paths left'),
+    (6, 'the pow rule assigns (=) instead of adding (+=)',
+     'assigns (=) in the pow rule'),
+    (7, 'zero_grad() must reset every parameter',
+     'zero_grad() resets every parameter but the last'),
+    (7, 'a second backward() must raise and name retain_graph=True',
+     'never releases the graph, so a second backward() silently adds up'),
+    (7, 'refuse before any grad changes',
+     'lets the spent rule raise mid-pass, after the root was already seeded'),
+    (7, '1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd',
+     'keeps interior grads from the last pass, so retain_graph gives 1 -> 3'),
+    (8, 'the last layer must be linear',
+     'puts a ReLU on the last layer too'),
+    (8, 'hidden layers apply ReLU',
+     'forgets the ReLU: every neuron is linear'),
+    (8, 'zip(..., strict=True)',
+     'zips weights and inputs without strict=True, so a short input is cut silently'),
+    (8, 'a 1-wide hidden layer must hand the next layer a list of one Value',
+     "unwraps a one-neuron layer's output, as micrograd does"),
+    (8, 'the same seed gives the same numbers',
+     'draws weights from the global random module, ignoring the seed'),
+    (8, 'train() must call model.zero_grad() every step',
+     'never zeroes the gradients in train(), so old steps leak into new ones'),
+    (8, 'gradient descent moves every parameter against its gradient',
+     'adds lr * grad to each parameter instead of subtracting it'),
+    (8, 'store loss.data (a float)',
+     'stores the loss Value instead of loss.data'),
+)
+
+
+def named_in(text: str, stage: int) -> set[tuple[int, str]]:
+    """The mistakes of ``stage`` whose phrase occurs in ``text``, as (stage, words)."""
+    return {(s, says) for s, phrase, says in PHRASES if s == stage and phrase in text}
