@@ -15,6 +15,7 @@ def _leaf_backward():
     """A leaf was made from nothing, so it has no one to pass a gradient to."""
 
 
+# ---- stage 7 starts here: its first new line (kata diff 7 --previous shows all it adds) ----
 _RELEASED = (
     "backward() was called through a graph a second time, but its gradient "
     "rules were released after the first backward(). If you really need two "
@@ -166,21 +167,19 @@ class Value:
         released, as in PyTorch, unless retain_graph=True."""
         order = self.topological_order()
         # BEGIN SOLUTION
-        if any(node._backward is _spent for node in order):
-            _spent()  # refuse before a single gradient changes
         for node in order:
-            if node._prev:
+            if node._prev:  # an interior node; a leaf keeps what earlier calls gave it
+                if node._backward is _spent:
+                    _spent()  # refuse before a single leaf gradient changes
                 node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
         # END SOLUTION
         self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf
         for node in reversed(order):
             node._backward()
-        # BEGIN SOLUTION
-        if not retain_graph:
-            for node in order:
-                if node._prev:
-                    node._backward = _spent  # drop the closures and what they hold
-        # END SOLUTION
+            # BEGIN SOLUTION
+            if node._prev and not retain_graph:
+                node._backward = _spent  # used once: drop the closure and what it holds
+            # END SOLUTION
 
 
 def _lift(x):
