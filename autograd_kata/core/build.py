@@ -252,27 +252,40 @@ def expected_exercises(root: Path) -> dict[Path, str]:
     return wanted
 
 
-def previous_diff(root: Path, stage: Stage) -> list[str]:
-    """What ``stage`` adds to the stage before it, as unified-diff lines (no newlines):
-    the reference modules when this copy has them, else the pristine stubs."""
+def previous_diff(root: Path, stage: Stage, reveal: bool = False) -> list[str]:
+    """What ``stage`` adds to the stage before it, as unified-diff lines (no
+    newlines).  The stubs by default (the earlier stage's reference plus this
+    stage's stubs: nothing is given away); with ``reveal``, the reference
+    modules.  FileNotFoundError says what is missing."""
     import difflib
 
-    def text(s: Stage | None) -> tuple[str, str]:
-        if s is None:
-            return "(nothing: stage 1 is the first)", ""
-        reference = Path(root) / s.source("solutions")
+    root = Path(root)
+
+    def module(s: Stage) -> tuple[str, list[str]]:
+        reference = root / s.source("solutions")
         if reference.is_file():
-            return s.source("solutions"), strip_markers(reference.read_text(encoding="utf-8"))
-        for path in (pristine_path(root, s), Path(root) / s.source("exercises")):
-            if path.is_file():
-                return str(path.relative_to(root)), path.read_text(encoding="utf-8")
-        raise FileNotFoundError(f"{s.source('exercises')} is missing; restore it with: kata reset {s.number}")
+            text = reference.read_text(encoding="utf-8")
+            if reveal:
+                return s.source("solutions"), strip_markers(text).splitlines()
+            return f"{s.source('exercises')} (stub)", stub_source(text, s, str(reference)).splitlines()
+        if reveal:
+            raise FileNotFoundError(f"this copy has no reference ({s.source('solutions')}); "
+                                    f"without --reveal, kata diff {stage.number} --previous compares the stubs")
+        pristine = pristine_path(root, s)
+        if not pristine.is_file():
+            raise FileNotFoundError(f"neither {s.source('solutions')} nor {pristine.relative_to(root)} is here, "
+                                    f"so there is no untouched stage {s.number} to compare")
+        return f"{s.source('exercises')} (stub)", pristine.read_text(encoding="utf-8").splitlines()
+
+    def without_banner(s: Stage, lines: list[str]) -> list[str]:
+        return [line for line in lines if line.strip() != banner(s).strip()]
 
     earlier = next((s for s in STAGES if s.number == stage.number - 1), None)
-    (old_name, old), (new_name, new) = text(earlier), text(stage)
-    old_lines = [line for line in old.splitlines() if line != banner(earlier).strip()] if earlier else []
-    new_lines = [line for line in new.splitlines() if line.strip() != banner(stage).strip()]
-    return list(difflib.unified_diff(old_lines, new_lines, fromfile=old_name, tofile=new_name, lineterm=""))
+    old_name, old = module(earlier) if earlier else ("(nothing: stage 1 is the first)", [])
+    new_name, new = module(stage)
+    old = without_banner(earlier, old) if earlier else old
+    return list(difflib.unified_diff(old, without_banner(stage, new), fromfile=old_name, tofile=new_name,
+                                     lineterm=""))
 
 
 def pristine_path(root: Path, stage: Stage) -> Path:
