@@ -44,6 +44,16 @@ def _student_copy() -> bool:
         return False
 
 
+def _warn_if_another_kata() -> None:
+    from autograd_kata.core.manifest import find_root, package_mismatch
+    try:
+        problem = package_mismatch(find_root())
+    except LookupError:
+        return
+    if problem:
+        print(problem, file=sys.stderr)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kata",
@@ -66,6 +76,7 @@ def main(argv=None) -> int:
         print(f"kata {argv[0]} is for {NOT_IN_A_STUDENT_COPY[argv[0]]}, and this is a student copy: "
               f"`kata --help` lists your commands.", file=sys.stderr)
         return 2
+    _warn_if_another_kata()
     p = parser()
     if not argv and "status" in p._subparsers._group_actions[0].choices:
         argv = ["status"]

@@ -159,3 +159,16 @@ def impl_problem(root: str | os.PathLike, impl: str) -> str | None:
                     "(a student copy never does): run plain `pytest` to test your code in exercises/")
         return f"--impl {impl}: there is no {impl}/ folder in {root}"
     return None
+
+
+def package_mismatch(root: str | os.PathLike) -> str | None:
+    """A warning when the running ``autograd_kata`` is not the one in ``root``:
+    after a non-editable install, ``kata`` would otherwise run the installed
+    tool while pytest (through the root conftest) imports the folder's copy."""
+    theirs = Path(root) / "autograd_kata"
+    here = Path(__file__).resolve().parent.parent
+    if theirs.is_dir() and theirs.resolve() != here:
+        return (f"kata: warning: this command runs the kata installed at {here}, but this folder has its own "
+                f"{theirs}; the tests will import that one. Install this folder instead: "
+                f"python -m pip install -e {Path(root)}")
+    return None
