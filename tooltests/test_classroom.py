@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from autograd_kata.core.build import strip_markers, stub_source
 from autograd_kata.classroom.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.core.manifest import STAGES, stage
-from autograd_kata.classroom.release import scan, source_files
+from autograd_kata.classroom.release import scan
 
 # whole gradings take seconds each: lift the stage tests' 10 s limit for these tool tests
 pytestmark = pytest.mark.timeout(240)
@@ -49,16 +48,6 @@ def submission(folder: Path, overrides=None, default=reference, flat=False) -> P
 
 def by_stage(report: Report):
     return {g.stage.number: g for g in report.stages}
-
-
-def clone(dest: Path) -> Path:
-    """A throwaway copy of the maintainers' repository (no .git: the walk path)."""
-    for name in source_files(ROOT) + [str(p.relative_to(ROOT)) for p in (ROOT / "solutions").glob("*.py")]:
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
 
 
 def run(args, cwd, env=None, timeout=120):

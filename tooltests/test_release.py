@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -318,7 +317,7 @@ def test_a_changed_graded_file_fails_the_run_loudly(released, tmp_path, tamper, 
     tamper(copy)
     proc = verify(copy)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"::error::" in proc.stdout and named in proc.stdout and "REFUSED" in proc.stdout, proc.stdout
+    assert "::error::" in proc.stdout and named in proc.stdout and "REFUSED" in proc.stdout, proc.stdout
 
 
 def test_editing_a_test_and_the_record_is_still_caught_by_the_workflow(released, tmp_path):

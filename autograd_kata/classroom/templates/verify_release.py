@@ -10,7 +10,7 @@ import sys
 EXPECTED = json.loads(r"""@@CHECKSUMS@@""")
 RELEASE_FILE = "@@RELEASE_FILE@@"
 WORKFLOW = "@@WORKFLOW@@"
-FOLDERS = @@FOLDERS@@  # no file may be added in these
+FOLDERS = json.loads(r"""@@FOLDERS@@""")  # no file may be added in these
 
 
 def digest(path):
