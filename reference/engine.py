@@ -319,7 +319,8 @@ class Value:
             elif node not in visited:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
-                stack.extend((child, False) for child in node._prev)
+                for child in node._prev:
+                    stack.append((child, False))
         return order
         # END SOLUTION
     # <<

@@ -141,7 +141,8 @@ MISTAKES: tuple[Mistake, ...] = (
             "            elif node not in visited:\n"
             "                visited.add(node)\n"
             "                stack.append((node, True))  # come back once its inputs are placed\n"
-            "                stack.extend((child, False) for child in node._prev)\n"
+            "                for child in node._prev:\n"
+            "                    stack.append((child, False))\n"
             "        return order\n",
             "        order, visited = [], set()\n"
             "\n"
