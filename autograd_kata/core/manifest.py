@@ -79,26 +79,6 @@ def stage(number: int | str) -> Stage:
     raise ValueError(f"no stage {number!r}; the stages are {valid}")
 
 
-def stage_of_module(module: str) -> Stage | None:
-    """The stage whose module name ends ``module`` (``exercises.stage04_tanh``)."""
-    name = module.rsplit(".", 1)[-1]
-    for s in STAGES:
-        if name in (s.module, f"test_{s.module}"):
-            return s
-    return None
-
-
-def find_root(start: str | os.PathLike | None = None) -> Path:
-    """The kata's root folder: the nearest one up from ``start`` (or the
-    working directory) that holds ``exercises/`` and ``tests/``; failing that,
-    the folder this package was installed from."""
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
-            return folder
-    return Path(__file__).resolve().parent.parent
-
-
 # --- the student copy (kata release): which files it holds, in which role ----
 # Like Exercism's .meta/config.json, this names every file's role; `kata release`
 # copies a file only if an entry matches it (fnmatch: `*` crosses folders) and
@@ -172,3 +152,24 @@ def package_mismatch(root: str | os.PathLike) -> str | None:
                 f"{theirs}; the tests will import that one. Install this folder instead: "
                 f"python -m pip install -e {Path(root)}")
     return None
+
+
+def stage_of_module(module: str) -> Stage | None:
+    """The stage whose module name ends ``module`` (``exercises.stage04_tanh``)."""
+    name = module.rsplit(".", 1)[-1]
+    for s in STAGES:
+        if name in (s.module, f"test_{s.module}"):
+            return s
+    return None
+
+
+def find_root(start: str | os.PathLike | None = None) -> Path:
+    """The kata's root folder: the nearest one up from ``start`` (or the
+    working directory) that holds ``exercises/`` and ``tests/``; failing that,
+    the folder this package was installed from."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
+            return folder
+    return Path(__file__).resolve().parent.parent
+
