@@ -344,10 +344,10 @@ class Value:
         released, as in PyTorch, unless retain_graph=True."""
         order = self.topological_order()
         # BEGIN SOLUTION
+        if any(node._backward is _spent for node in order):
+            _spent()  # refuse before a single gradient changes
         for node in order:
-            if node._prev:  # an interior node; a leaf keeps what earlier calls gave it
-                if node._backward is _spent:
-                    _spent()  # refuse before a single leaf gradient changes
+            if node._prev:
                 node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
         # END SOLUTION
         self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf

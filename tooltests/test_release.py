@@ -231,6 +231,13 @@ def test_kata_train_with_stage_8_unwritten_says_what_to_do_in_one_line(released,
     assert not (tmp_path / "t.png").exists()
 
 
+def test_kata_graph_on_an_unwritten_stage_says_what_to_do_in_one_line(released, student_venv, tmp_path):
+    proc = in_venv(student_venv, "kata", "graph", "--stage", "2", "--out", str(tmp_path / "g.txt"), cwd=released)
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, "\n".join(lines)
+    assert "not written yet: stage 2" in lines[0] and "--impl solutions" not in lines[0]
+
+
 def test_kata_status_hint_reset_and_diff_previous_work_in_the_copy(released, student_venv, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(released, copy)

@@ -187,11 +187,13 @@ MISTAKES: tuple[Mistake, ...] = (
             "                pass\n",
             "a second backward() must raise and name retain_graph=True"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
-            "                if node._backward is _spent:\n"
-            "                    _spent()  # refuse before a single leaf gradient changes\n",
+            "        if any(node._backward is _spent for node in order):\n"
+            "            _spent()  # refuse before a single gradient changes\n",
             "",
             "refuse before any grad changes"),
     Mistake("micrograd-one-to-three", 7, "keeps interior grads from the last pass, so retain_graph gives 1 -> 3",
+            "        for node in order:\n"
+            "            if node._prev:\n"
             "                node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy\n",
             "",
             "1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd"),
