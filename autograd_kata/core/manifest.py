@@ -172,4 +172,3 @@ def find_root(start: str | os.PathLike | None = None) -> Path:
         if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
             return folder
     return Path(__file__).resolve().parent.parent
-
