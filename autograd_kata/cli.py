@@ -22,6 +22,37 @@ COMMAND_MODULES = (
     "autograd_kata.pictures.commands",   # graph, explore, train
     "autograd_kata.maintainer.mutation",   # mutate
 )
+# Who each module's commands are for.  A student copy (kata release) registers
+# the learners' commands only, so its `kata --help` lists nothing it cannot use.
+AUDIENCE = {
+    "autograd_kata.learner.commands": "learners",
+    "autograd_kata.pictures.commands": "learners",
+    "autograd_kata.core.build": "maintainers",
+    "autograd_kata.maintainer.verify": "maintainers",
+    "autograd_kata.maintainer.mutation": "maintainers",
+    "autograd_kata.classroom.commands": "instructors",
+}
+# the commands a student copy leaves out, for a one-line answer instead of argparse's error
+NOT_IN_A_STUDENT_COPY = {"build": "maintainers", "verify": "maintainers", "mutate": "maintainers",
+                         "release": "instructors", "grade": "instructors", "autograder": "instructors"}
+
+
+def _student_copy() -> bool:
+    from autograd_kata.core.manifest import find_root, is_student_copy
+    try:
+        return is_student_copy(find_root())
+    except LookupError:  # no kata around: show everything
+        return False
+
+
+def _warn_if_another_kata() -> None:
+    from autograd_kata.core.manifest import find_root, package_mismatch
+    try:
+        problem = package_mismatch(find_root())
+    except LookupError:
+        return
+    if problem:
+        print(problem, file=sys.stderr)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -32,7 +63,10 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    student = _student_copy()
     for name in COMMAND_MODULES:
+        if student and AUDIENCE[name] != "learners":
+            continue
         importlib.import_module(name).register(sub)
     # One language setting for every command, before or after its name (SUPPRESS:
     # a subcommand that was not given --lang must not erase `kata --lang ja ...`).
@@ -48,6 +82,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in NOT_IN_A_STUDENT_COPY and _student_copy():
+        print(f"kata {argv[0]} is for {NOT_IN_A_STUDENT_COPY[argv[0]]}, and this is a student copy: "
+              f"`kata --help` lists your commands.", file=sys.stderr)
+        return 2
+    _warn_if_another_kata()
     p = parser()
     if not argv and "status" in p._subparsers._group_actions[0].choices:
         argv = ["status"]

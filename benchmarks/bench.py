@@ -1,17 +1,21 @@
 """Side-by-side speed of the reference engine and micrograd 0.1.0, in one run.
 
     python -m pip install -e ".[bench]"
-    python benchmarks/bench.py            # best of 5 rounds each
+    python benchmarks/bench.py            # best of 5 rounds each, interleaved
 
 Two workloads from issue #2: a 50,000-op chain (forward + backward), and one
 training step of MLP(2, [16, 16, 1]) on 60 points (forward, zero_grad,
 backward, update).  micrograd's topological sort recurses, so its recursion
-limit is raised for the chain; ours needs no such help.  Exit status 1 if the
+limit is raised for the chain; ours needs no such help.  The rounds alternate
+between the engines (reference, micrograd, reference, ...), so a busy machine
+slows both alike; each engine's best round counts.  --gc says what the
+garbage collector does while a run is timed (see best_of_interleaved).  Exit status 1 if the
 reference is slower than micrograd on either workload.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import random
 import sys
@@ -51,31 +55,54 @@ def mlp_step(Value, MLP, model, points):
     return loss.data
 
 
-def best_of(rounds, fn):
-    times = []
+def best_of_interleaved(rounds, fns, gc_mode="charge"):
+    """{name: best time} over ``rounds`` rounds, each running every fn once in turn.
+
+    Each run starts with no garbage of an earlier one (collected outside the
+    timer).  gc_mode "charge" (the default): each run also pays for a full
+    collection of what it left, as each step of a training loop does in the
+    long run (micrograd's graphs are reference cycles, which only the cyclic
+    collector frees; ours are freed when the last reference goes); "auto":
+    the collector runs as it happens to during the run, and what a run leaves
+    is nobody's cost; "off": the collector is off while the run is timed: the
+    arithmetic alone, and micrograd's freeing is never counted."""
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, fn in fns.items():
+            gc.collect()
+            if gc_mode == "off":
+                gc.disable()
+            start = time.perf_counter()
+            fn()
+            if gc_mode == "charge":
+                gc.collect()
+            best[name] = min(best[name], time.perf_counter() - start)
+            gc.enable()
+    return best
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--module", default="solutions.stage08_mlp", help="the engine to measure")
+    ap.add_argument("--gc", choices=("charge", "auto", "off"), default="charge",
+                    help="the garbage collector: each run also pays a full collection of what it left "
+                         "(charge, the default: a training loop's steady state), runs as it happens to "
+                         "(auto), or is off while a run is timed (off: the arithmetic alone)")
     args = ap.parse_args(argv)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))  # for micrograd's recursive sort
     rng = random.Random(0)
     points = ([[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(60)], [rng.choice((-1.0, 1.0)) for _ in range(60)])
-    results = {}
+    chains, steps = {}, {}
     for name, (Value, MLP) in engines(args.module).items():
         random.seed(1)
         model = MLP(2, [16, 16, 1])
-        results[name] = (
-            best_of(args.rounds, lambda: chain(Value)),
-            best_of(args.rounds, lambda: mlp_step(Value, MLP, model, points)),
-        )
+        chains[name] = lambda Value=Value: chain(Value)
+        steps[name] = lambda Value=Value, MLP=MLP, model=model: mlp_step(Value, MLP, model, points)
+    chain_times, step_times = (best_of_interleaved(args.rounds, chains, args.gc),
+                               best_of_interleaved(args.rounds, steps, args.gc))
+    results = {name: (chain_times[name], step_times[name]) for name in chains}
+    print(f"garbage collector: {args.gc}; best of {args.rounds} interleaved rounds")
     print(f"{'engine':<18}{'50k-op chain':>14}{'MLP step (60 pts)':>20}")
     for name, (c, m) in results.items():
         print(f"{name:<18}{c * 1000:>11.1f} ms{m * 1000:>17.1f} ms")

@@ -37,14 +37,15 @@ class Value:
     def __add__(self, other):  # self + other
         """A new node: data the sum, parents {self, other}, label '+', and a
         _backward closure that passes out.grad on to both parents."""
+        # ---- stage 3 starts here: its first new line (kata diff 3 --previous shows all it adds) ----
         other = _lift(other)
         if other is NotImplemented:
             return NotImplemented
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad    # d(a+b)/da = 1
-            other.grad += out.grad   # d(a+b)/db = 1
+            self.grad = out.grad    # d(a+b)/da = 1
+            other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
 
@@ -57,8 +58,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad   # d(ab)/da = b
-            other.grad += self.data * out.grad   # d(ab)/db = a
+            self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
 

@@ -8,6 +8,7 @@ You write: Value.tanh, exp, relu, __pow__, __truediv__, __rtruediv__.
 Run the tests:  pytest tests/test_stage04_*.py   (or: kata check 4)
 Stuck?         kata hint 4
 """
+# ---- stage 4 starts here: its first new line (kata diff 4 --previous shows all it adds) ----
 import math
 
 
@@ -45,8 +46,8 @@ class Value:
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad    # d(a+b)/da = 1
-            other.grad += out.grad   # d(a+b)/db = 1
+            self.grad = out.grad    # d(a+b)/da = 1
+            other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
 
@@ -59,8 +60,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad   # d(ab)/da = b
-            other.grad += self.data * out.grad   # d(ab)/db = a
+            self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
 

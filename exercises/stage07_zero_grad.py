@@ -15,6 +15,7 @@ def _leaf_backward():
     """A leaf was made from nothing, so it has no one to pass a gradient to."""
 
 
+# ---- stage 7 starts here: its first new line (kata diff 7 --previous shows all it adds) ----
 _RELEASED = (
     "backward() was called through a graph a second time, but its gradient "
     "rules were released after the first backward(). If you really need two "
@@ -155,7 +156,8 @@ class Value:
             elif node not in visited:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
-                stack.extend((child, False) for child in node._prev)
+                for child in node._prev:
+                    stack.append((child, False))
         return order
 
     def backward(self, retain_graph=False):
@@ -169,7 +171,7 @@ class Value:
         self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf
         for node in reversed(order):
             node._backward()
-        raise NotImplementedError("stage 7: write Value.backward (kata hint 7)")
+            pass  # stage 7: part 2 of Value.backward goes here (kata hint 7)
 
 
 def _lift(x):

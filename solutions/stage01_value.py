@@ -9,6 +9,7 @@ Stuck?         kata hint 1
 """
 
 
+# ---- stage 1 starts here: its first new line (kata diff 1 --previous shows all it adds) ----
 def _leaf_backward():
     """A leaf was made from nothing, so it has no one to pass a gradient to."""
 

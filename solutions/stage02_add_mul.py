@@ -35,6 +35,7 @@ class Value:
         """Value(data=2.0, grad=0.0)"""
         return f"Value(data={self.data}, grad={self.grad})"
 
+    # ---- stage 2 starts here: its first new line (kata diff 2 --previous shows all it adds) ----
     def __add__(self, other):  # self + other
         """A new node: data the sum, parents {self, other}, label '+', and a
         _backward closure that passes out.grad on to both parents."""
@@ -42,8 +43,8 @@ class Value:
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad    # d(a+b)/da = 1
-            other.grad += out.grad   # d(a+b)/db = 1
+            self.grad = out.grad    # d(a+b)/da = 1
+            other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
         # END SOLUTION
@@ -55,8 +56,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad   # d(ab)/da = b
-            other.grad += self.data * out.grad   # d(ab)/db = a
+            self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
         # END SOLUTION

@@ -45,8 +45,9 @@ class Value:
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad  # STUB: self.grad = out.grad
-            other.grad += out.grad  # STUB: other.grad = out.grad
+            # ---- stage 6 starts here: its first new line (kata diff 6 --previous shows all it adds) ----
+            self.grad += out.grad    # d(a+b)/da = 1  # STUB: self.grad = out.grad    # d(a+b)/da = 1
+            other.grad += out.grad   # d(a+b)/db = 1  # STUB: other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
 
@@ -59,8 +60,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad  # STUB: self.grad = other.data * out.grad
-            other.grad += self.data * out.grad  # STUB: other.grad = self.data * out.grad
+            self.grad += other.data * out.grad   # d(ab)/da = b  # STUB: self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad += self.data * out.grad   # d(ab)/db = a  # STUB: other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
 
@@ -85,7 +86,7 @@ class Value:
         out = Value(t, (self,), 'tanh')
 
         def _backward():
-            self.grad += (1 - t * t) * out.grad  # STUB: self.grad = (1 - t * t) * out.grad
+            self.grad += (1 - t * t) * out.grad   # the slope, read off the output t  # STUB: self.grad = (1 - t * t) * out.grad   # the slope, read off the output t
         out._backward = _backward
         return out
 
@@ -94,7 +95,7 @@ class Value:
         out = Value(math.exp(self.data), (self,), 'exp')
 
         def _backward():
-            self.grad += out.data * out.grad  # STUB: self.grad = out.data * out.grad
+            self.grad += out.data * out.grad   # e^x is its own slope  # STUB: self.grad = out.data * out.grad   # e^x is its own slope
         out._backward = _backward
         return out
 
@@ -103,7 +104,7 @@ class Value:
         out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
-            self.grad += (out.data > 0) * out.grad  # STUB: self.grad = (out.data > 0) * out.grad
+            self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch  # STUB: self.grad = (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch
         out._backward = _backward
         return out
 
@@ -142,7 +143,8 @@ class Value:
             elif node not in visited:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
-                stack.extend((child, False) for child in node._prev)
+                for child in node._prev:
+                    stack.append((child, False))
         return order
 
     def backward(self):

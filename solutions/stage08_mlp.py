@@ -9,6 +9,7 @@ Run the tests:  pytest tests/test_stage08_*.py   (or: kata check 8)
 Stuck?         kata hint 8
 """
 import math
+# ---- stage 8 starts here: its first new line (kata diff 8 --previous shows all it adds) ----
 import random
 
 
@@ -156,7 +157,8 @@ class Value:
             elif node not in visited:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
-                stack.extend((child, False) for child in node._prev)
+                for child in node._prev:
+                    stack.append((child, False))
         return order
 
     def backward(self, retain_graph=False):
@@ -174,10 +176,8 @@ class Value:
         self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf
         for node in reversed(order):
             node._backward()
-        if not retain_graph:
-            for node in order:
-                if node._prev:
-                    node._backward = _spent  # drop the closures and what they hold
+            if node._prev and not retain_graph:
+                node._backward = _spent  # used once: drop the closure and what it holds
 
 
 def _lift(x):

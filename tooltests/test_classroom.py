@@ -1,5 +1,5 @@
-"""Classroom: the student release (no reference code, a copy that works) and
-grading instructors can trust (isolated, fail-closed, every format valid)."""
+"""Classroom: grading instructors can trust (isolated, fail-closed, every format valid).
+The student release is tested in test_release.py."""
 from __future__ import annotations
 
 import json
@@ -14,19 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions, strip_markers, stub_source
+from autograd_kata.core.build import strip_markers, stub_source
 from autograd_kata.classroom.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.core.manifest import STAGES, stage
-from autograd_kata.core.state import pristine_stub
-from autograd_kata.classroom.release import (
-    classroom_workflow,
-    release,
-    scan,
-    source_files,
-    student_pyproject,
-    student_readme,
-)
+from autograd_kata.classroom.release import scan, source_files
 
 # whole gradings take seconds each: lift the stage tests' 10 s limit for these tool tests
 pytestmark = pytest.mark.timeout(240)
@@ -450,189 +442,3 @@ def test_the_readmes_try_it_locally_recipe_works_word_for_word():
     assert json.loads(proc.stdout[proc.stdout.index("{\n"):]) == results
     stubs = all((ROOT / s.source("exercises")).read_text() == stub(s.number) for s in STAGES)
     assert len(results["tests"]) == len(STAGES) and (results["score"] == 0.0 or not stubs)
-
-
-# --- the student release ------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def released(tmp_path_factory):
-    dest = tmp_path_factory.mktemp("release") / "student"
-    said = []
-    code = release(ROOT, dest, out=said.append)
-    assert code == 0, "\n".join(said)
-    return dest
-
-
-def test_the_release_holds_no_reference_code(released):
-    assert not (released / "solutions").exists()
-    for left_out in ("benchmarks", "tooltests", ".ci", "mutants", "autograd_kata/maintainer/mistakes.py"):
-        assert not (released / left_out).exists(), left_out
-    assert scan(released, ROOT) == []
-    for s in STAGES:
-        assert (released / s.source("exercises")).read_text() == stub(s.number)
-        assert pristine_path(released, s).read_text() == stub(s.number)
-        assert pristine_stub(s, released) == stub(s.number)
-        assert (released / s.test_file).is_file() or not (ROOT / s.test_file).is_file()
-    for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "autograd_kata/cli.py", "tests/expect.py"):
-        assert (released / name).is_file(), name
-    hints = sorted(p.relative_to(ROOT) for p in (ROOT / "hints").rglob("*.md"))
-    assert hints == sorted(p.relative_to(released) for p in (released / "hints").rglob("*.md"))
-    text = (released / "pyproject.toml").read_text()
-    assert "mutmut" not in text and "solutions" not in text
-    tomllib = pytest.importorskip("tomllib")
-    project = tomllib.loads(text)
-    assert project["project"]["name"] and project["tool"]["pytest"]["ini_options"]["timeout"]
-
-
-def test_the_release_tests_run_and_fail_on_the_stubs(released):
-    env = {"PYTHONPATH": str(released), "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", stage(1).test_file],
-               cwd=released, env=env)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "not written yet: stage 1" in proc.stdout
-    proc = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--impl", "solutions",
-                stage(1).test_file], cwd=released, env=env)
-    assert proc.returncode != 0  # there is no reference to test
-
-
-def test_kata_status_and_hint_work_in_the_release(released, tmp_path):
-    copy = tmp_path / "copy"
-    shutil.copytree(released, copy)
-    env = {"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = run([sys.executable, "-m", "autograd_kata.cli", "status"], cwd=copy, env=env)
-    assert "Traceback" not in proc.stderr + proc.stdout and proc.returncode in (0, 1), proc.stdout + proc.stderr
-    assert stage(1).title in proc.stdout
-    if (ROOT / stage(1).hint_file("en")).is_file():
-        proc = run([sys.executable, "-m", "autograd_kata.cli", "hint", "1", "--lang", "en"], cwd=copy, env=env)
-        assert proc.returncode == 0 and proc.stdout.strip(), proc.stdout + proc.stderr
-
-
-def test_kata_reset_restores_the_stub_in_the_release(released, tmp_path):
-    copy = tmp_path / "copy"
-    shutil.copytree(released, copy)
-    target = copy / stage(4).source("exercises")
-    target.write_text(reference(4))
-    proc = run([sys.executable, "-m", "autograd_kata.cli", "reset", "4", "--yes"], cwd=copy,
-               env={"PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert target.read_text() == stub(4)
-
-
-def test_the_release_workflow_is_github_classrooms_form(released):
-    text = (released / ".github" / "workflows" / "classroom.yml").read_text()
-    assert text == classroom_workflow()
-    yaml = pytest.importorskip("yaml")
-    flow = yaml.safe_load(text)
-    assert flow["name"] == "Autograding Tests" and flow["on"] == ["push", "repository_dispatch"]
-    steps = flow["jobs"]["run-autograding-tests"]["steps"]
-    graders = [s for s in steps if s.get("uses") == "classroom-resources/autograding-command-grader@v1"]
-    assert [g["id"] for g in graders] == [f"stage{s.number}" for s in STAGES]
-    for g, s in zip(graders, STAGES):
-        w = g["with"]
-        assert set(w) == {"test-name", "setup-command", "command", "timeout", "max-score"}
-        assert w["max-score"] == s.points and isinstance(w["timeout"], int)
-        assert w["command"].endswith(f"grade --stage {s.number}")
-    reporter = steps[-1]
-    assert reporter["uses"] == "classroom-resources/autograding-grading-reporter@v1"
-    assert reporter["with"]["runners"] == ",".join(f"stage{s.number}" for s in STAGES)
-    assert reporter["env"] == {f"STAGE{s.number}_RESULTS": f"${{{{steps.stage{s.number}.outputs.result}}}}"
-                               for s in STAGES}
-
-
-def test_release_never_writes_into_a_non_empty_folder(tmp_path):
-    dest = tmp_path / "taken"
-    dest.mkdir()
-    (dest / "mine.txt").write_text("keep me")
-    said = []
-    assert release(ROOT, dest, out=said.append) == 2
-    assert [p.name for p in dest.iterdir()] == ["mine.txt"] and "refusing" in said[0]
-
-
-def test_a_planted_leak_makes_the_release_refuse(tmp_path):
-    repo = clone(tmp_path / "repo")
-    tanh = next(r for r in regions((repo / stage(4).source("solutions")).read_text(), stage(4))
-                if "math.tanh" in r.text)
-    hint = repo / "hints" / "en" / f"{stage(4).module}.md"
-    hint.parent.mkdir(parents=True, exist_ok=True)
-    with hint.open("a") as f:
-        f.write("\n## Level 4 (oops)\n```python\n" + tanh.text + "```\n")
-    said = []
-    dest = tmp_path / "student"
-    assert release(repo, dest, out=said.append) == 1
-    assert not dest.exists() and [p.name for p in tmp_path.iterdir()] == ["repo"]  # nothing left behind
-    assert any(f"hints/en/{stage(4).module}.md: stage 4's solution of Value.tanh" in line for line in said), said
-
-
-def test_a_filled_in_exercise_never_ships(tmp_path):
-    repo = clone(tmp_path / "repo")
-    (repo / stage(4).source("exercises")).write_text(reference(4))  # a maintainer tried it out
-    dest = tmp_path / "student"
-    said = []
-    assert release(repo, dest, out=said.append) == 0, said
-    assert (dest / stage(4).source("exercises")).read_text() == stub(4)
-
-
-def test_the_scan_tells_carried_code_from_a_leak(released, tmp_path):
-    copy = tmp_path / "copy"
-    shutil.copytree(released, copy)
-    assert scan(copy, ROOT) == []
-    tanh = next(r for r in regions((ROOT / stage(4).source("solutions")).read_text(), stage(4))
-                if "math.tanh" in r.text)
-
-    def plant(n, text):
-        path = copy / stage(n).source("exercises")
-        path.write_text(path.read_text() + "\n\ndef planted(self):\n" + text)
-        return {(leak.path, leak.stage) for leak in scan(copy, ROOT)}
-
-    # (the tanh body holds stage 6's tanh rule too, a leak of stage 6 as well)
-    assert plant(4, tanh.text) == {(stage(4).source("exercises"), 4), (stage(4).source("exercises"), 6)}
-    (copy / stage(4).source("exercises")).write_text(stub(4))
-    assert plant(3, tanh.text) == {(stage(3).source("exercises"), 4), (stage(3).source("exercises"), 6)}
-    (copy / stage(3).source("exercises")).write_text(stub(3))
-    assert plant(5, tanh.text) == set()                                     # a later stage carries it
-    (copy / stage(5).source("exercises")).write_text(stub(5))
-    # stage 6's tanh rule, planted in stage 5 where stage 4's tanh carries the same line: no new leak
-    assert plant(5, "        self.grad += (1 - t * t) * out.grad\n") == set()
-    (copy / stage(5).source("exercises")).write_text(stub(5))
-    # stage 6's `+=` lines are carried stage 2 code in stages 3-5, but a leak in stage 6 itself
-    assert plant(6, "        self.grad += out.grad\n") == {(stage(6).source("exercises"), 6)}
-    (copy / stage(6).source("exercises")).write_text(stub(6))
-    pristine = pristine_path(copy, stage(4))
-    pristine.write_text(pristine.read_text() + tanh.text)
-    assert {(leak.path, leak.stage) for leak in scan(copy, ROOT)} == {
-        (f"{PRISTINE_DIR}/exercises/stage04_tanh.py", 4), (f"{PRISTINE_DIR}/exercises/stage04_tanh.py", 6)}
-
-
-def test_student_pyproject_drops_maintainer_configuration():
-    text = '''[project]
-name = "x"
-dependencies = ["pytest>=8"]
-
-[project.optional-dependencies]
-dev = [
-    "mutmut>=3.3,<4",
-]
-bench = ["micrograd==0.1.0"]
-viz = ["matplotlib"]
-
-[tool.pytest.ini_options]
-timeout = 10
-
-[tool.mutmut]
-source_paths = ["solutions/"]
-pytest_add_cli_args = ["--impl", "solutions"]
-
-[tool.coverage.run]
-source = ["solutions"]
-'''
-    out = student_pyproject(text)
-    assert "mutmut" not in out and "solutions" not in out and "micrograd" not in out
-    assert 'viz = ["matplotlib"]' in out and "timeout = 10" in out
-    tomllib = pytest.importorskip("tomllib")
-    assert tomllib.loads(out)["project"]["optional-dependencies"] == {"viz": ["matplotlib"]}
-
-
-def test_student_readme_drops_the_maintainers_and_instructors_sections():
-    text = "# Kata\n\nlearn\n\n## For instructors\n\ngrade\n\n## Stages\n\none\n\n## For maintainers\n\nbuild\n"
-    out = student_readme(text)
-    assert "learn" in out and "one" in out and "grade" not in out and "build" not in out

@@ -48,7 +48,7 @@ def _root():
 
 def _release(args) -> int:
     from autograd_kata.classroom.release import release
-    return release(_root(), args.dir)
+    return release(_root(), args.dir, with_diff=args.with_diff)
 
 
 def _autograder(args) -> int:
@@ -157,6 +157,9 @@ def register(sub) -> None:
                                    "No solutions/ and no solution code: the copy is scanned, and a leak "
                                    "aborts the release (exit 1, nothing written). DIR must not exist or be empty.")
     p.add_argument("dir", metavar="DIR")
+    p.add_argument("--with-diff", action="store_true",
+                   help="keep the README's steps that compare with the reference (kata diff N), "
+                        "for a class that gets the reference later")
     p.set_defaults(func=_release)
     add_grade_parser(sub)
     p = sub.add_parser("autograder", help="write a Gradescope autograder zip (same as grade --autograder)",

@@ -1,55 +1,65 @@
 """``kata release DIR``: a student copy of the kata, with no reference code in it.
 
-The copy holds what a learner needs: ``exercises/`` (written afresh from
-``solutions/``, so a maintainer's filled-in files never ship), ``tests/``,
-``conftest.py``, ``hints/``, the README, ``pyproject.toml``, the ``kata`` tool
-and ``.gitignore``; plus ``.kata-pristine/exercises/`` (the untouched stubs, for
-``kata reset`` when there is no ``solutions/`` to rebuild them from) and
-``.github/workflows/classroom.yml`` (GitHub Classroom autograding, one step per
-stage).  What only maintainers need is left out (``solutions/``,
-``benchmarks/``, ``tooltests/``, ``.ci/``, ``autograd_kata/maintainer/mistakes.py``) or adjusted (``[tool.mutmut]`` and the
-maintainers' extras leave ``pyproject.toml``; the README loses its sections for
-maintainers and instructors).
+What the copy holds is decided by the allow-list in the manifest
+(``STUDENT_FILES``: each file's role, as Exercism's ``.meta/config.json``):
+``exercises/`` (written afresh as stubs, so a maintainer's filled-in files
+never ship), ``tests/``, ``conftest.py``, ``hints/``, the tool without
+``maintainer/``, the learner's part of the README and a ``pyproject.toml``
+written from a template with no maintainer settings in it.  ``kata release``
+adds ``.kata-pristine/exercises/`` (the untouched stubs, for ``kata reset``),
+``.github/workflows/classroom.yml`` (GitHub Classroom: verify, install once,
+one graded step per stage) and ``.kata-release.json`` (the checksums of the
+graded files, which the workflow also embeds).  The workflow, the script it
+runs and the pyproject are template files in ``classroom/templates/``.
 
 Before it finishes, the command scans its own output for reference code (see
 ``scan``) and, if it finds any, deletes the output and exits non-zero.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
+from autograd_kata import __version__
 from autograd_kata.core.build import PRISTINE_DIR
-from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.manifest import PROTECTED_ROLES, RELEASE_FILE, STAGES, Stage, student_role
 
-# --- where a student copy keeps its pristine stubs -------------------------
-
-# --- what goes into a student copy ------------------------------------------
-
-# top-level entries a student copy never holds (the workflow folder is written afresh)
-LEFT_OUT = {"solutions", "benchmarks", "tooltests", ".ci", ".github", "mutants", "build", "dist",
-            PRISTINE_DIR}
-# maintainers' files elsewhere: the classic-mistake catalogue quotes the reference
-# to mutate it (tooltests/test_mistakes.py is its only user)
-MAINTAINER_FILES = {"autograd_kata/maintainer/mistakes.py"}
+WORKFLOW = ".github/workflows/classroom.yml"
 # never copied, wherever they are (a walk without git)
 SKIPPED = {".git", ".venv", ".ci-venv", ".kata", "__pycache__", ".pytest_cache", ".mypy_cache",
            ".ruff_cache", "node_modules"}
-SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
-# optional-dependency groups only maintainers use (mutmut, micrograd, torch)
-MAINTAINER_EXTRAS = {"dev", "bench", "parity"}
-# README sections (## headings) that are not for learners
+# README parts that are not for learners: ## sections, and <!-- maintainers --> blocks;
+# <!-- reference --> blocks (steps that need solutions/) stay only with --with-diff
 README_DROPPED = re.compile(r"^##\s+(for\s+)?(maintainers|instructors)\b", re.IGNORECASE)
 
 
+def template(name: str) -> str:
+    """A template file shipped in ``autograd_kata/classroom/templates/``."""
+    return (resources.files("autograd_kata.classroom") / "templates" / name).read_text(encoding="utf-8")
+
+
+def fill(text: str, **values: str) -> str:
+    """``text`` with every ``@@KEY@@`` replaced; an unknown or unfilled key is an error."""
+    def one(match):
+        key = match.group(1).lower()
+        if key not in values:
+            raise KeyError(f"template placeholder @@{match.group(1)}@@ has no value")
+        return values[key]
+    return re.sub(r"@@([A-Z_]+)@@", one, text)
+
+
 def source_files(root: Path) -> list[str]:
-    """Files of the kata, relative to ``root``: ``git ls-files`` (tracked, plus
-    untracked files git does not ignore) in a git checkout, else a walk."""
+    """The files of the kata a student copy holds (the manifest's allow-list),
+    relative to ``root``: from ``git ls-files`` (tracked, plus untracked files
+    git does not ignore) in a git checkout, else a walk."""
     root = Path(root)
     names: list[str] = []
     if (root / ".git").exists() and shutil.which("git"):
@@ -61,69 +71,69 @@ def source_files(root: Path) -> list[str]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info"))
             for name in files:
-                names.append(str(Path(folder, name).relative_to(root)))
+                names.append(Path(folder, name).relative_to(root).as_posix())
         names.sort()
-    keep = []
-    for name in names:
-        parts = Path(name).parts
-        if parts[0] in LEFT_OUT or Path(name).as_posix() in MAINTAINER_FILES \
-                or any(p in SKIPPED or p.endswith(SKIPPED_SUFFIXES) for p in parts):
-            continue
-        if not (root / name).is_file():  # deleted in the work tree
-            continue
-        keep.append(name)
-    return keep
+    return [name for name in names if student_role(Path(name).as_posix()) and (root / name).is_file()]
+
+
+# --- the pyproject.toml of a student copy: a template, filled from the maintainers' one
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} into the student pyproject.toml")
+
+
+def _toml_table(name: str, table: dict) -> str:
+    lines = [f"[{name}]"]
+    for key, value in table.items():
+        key = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+        lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines)
 
 
 def student_pyproject(text: str) -> str:
-    """``pyproject.toml`` without what only maintainers need: ``[tool.mutmut]``
-    (it points at solutions/), any other tool section naming solutions/, and
-    the maintainers' optional dependencies."""
-    sections: list[tuple[str, list[str]]] = [("", [])]
-    for line in text.splitlines(keepends=True):
-        header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", line)
-        if header:
-            sections.append((header.group(1), [line]))
-        else:
-            sections[-1][1].append(line)
-    out = []
-    for name, lines in sections:
-        body = "".join(lines)
-        if name == "tool.mutmut" or name.startswith("tool.mutmut."):
-            continue
-        if name.startswith("tool.") and name not in ("tool.setuptools", "tool.pytest.ini_options") \
-                and "solutions" in body:
-            continue
-        if name == "project.optional-dependencies":
-            body = _drop_extras(lines)
-            if not body.strip().replace("[project.optional-dependencies]", "").strip():
-                continue
-        out.append(body)
-    result = "".join(out)
-    return re.sub(r"\n{3,}", "\n\n", result)
+    """The copy's ``pyproject.toml``: the template, filled with the project's
+    name, version, dependencies, the ``pictures`` extra, package data (minus
+    the maintainers') and the pytest settings, read from the maintainers'
+    ``text`` with tomllib (nothing is edited in place)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    data = tomllib.loads(text)
+    project = data["project"]
+    package_data = {k: v for k, v in data.get("tool", {}).get("setuptools", {}).get("package-data", {}).items()
+                    if not k.startswith("autograd_kata.maintainer")}
+    pytest_ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    return fill(
+        template("pyproject.toml"),
+        name=_toml_value(project["name"]), version=_toml_value(project["version"]),
+        description=_toml_value(project.get("description", "")),
+        requires_python=_toml_value(project.get("requires-python", ">=3.10")),
+        license=_toml_value(project.get("license", "MIT")),
+        dependencies=_toml_value(project.get("dependencies", [])),
+        pictures=_toml_value(project.get("optional-dependencies", {}).get("pictures", [])),
+        package_data=_toml_table("tool.setuptools.package-data", package_data),
+        pytest=_toml_table("tool.pytest.ini_options", pytest_ini),
+    )
 
 
-def _drop_extras(lines: list[str]) -> str:
-    kept, skipping, depth = [], False, 0
-    for line in lines:
-        if not skipping:
-            key = re.match(r"^\s*([A-Za-z0-9_.-]+)\s*=", line)
-            if key and key.group(1) in MAINTAINER_EXTRAS:
-                depth = line.count("[") - line.count("]")
-                skipping = depth > 0
-                continue
-            kept.append(line)
-        else:
-            depth += line.count("[") - line.count("]")
-            skipping = depth > 0
-    return "".join(kept)
-
-
-def student_readme(text: str) -> str:
-    """The README without its ``## For maintainers`` / ``## For instructors``
-    sections, and without anything between ``<!-- maintainers -->`` and
-    ``<!-- /maintainers -->``."""
+def student_readme(text: str, with_diff: bool = False) -> str:
+    """The learner's README: without its ``## For maintainers`` / ``## For
+    instructors`` sections, anything between ``<!-- maintainers -->`` and
+    ``<!-- /maintainers -->``, and (unless ``with_diff``) every line marked
+    ``<!-- reference-line -->`` (a step that needs the reference)."""
     text = re.sub(r"<!--\s*maintainers\s*-->.*?<!--\s*/maintainers\s*-->\n?", "", text, flags=re.DOTALL)
+    marked = re.compile(r"\s*<!--\s*reference-line\s*-->")
+    text = "".join(marked.sub("", line) if with_diff else line
+                   for line in text.splitlines(keepends=True) if with_diff or not marked.search(line))
     out, dropping = [], False
     for line in text.splitlines(keepends=True):
         if line.startswith(("## ", "# ")):
@@ -133,73 +143,74 @@ def student_readme(text: str) -> str:
     return "".join(out).rstrip("\n") + "\n"
 
 
-def classroom_workflow(stages=STAGES, python: str = "3.12", timeout_minutes: int = 5) -> str:
-    """``.github/workflows/classroom.yml`` in the form GitHub Classroom writes:
-    one ``autograding-command-grader`` step per stage (all of a stage's tests
-    pass, or it scores 0) and the ``autograding-grading-reporter``."""
-    lines = [
-        "# GitHub Classroom autograding: one step per stage, worth the stage's points.",
-        "# Written by `kata release`; a stage scores its points when every test of it passes.",
-        "name: Autograding Tests",
-        "'on':",
-        "- push",
-        "- repository_dispatch",
-        "permissions:",
-        "  checks: write",
-        "  actions: read",
-        "  contents: read",
-        "jobs:",
-        "  run-autograding-tests:",
-        "    runs-on: ubuntu-latest",
-        "    if: github.actor != 'github-classroom[bot]'",
-        "    steps:",
-        "    - name: Checkout code",
-        "      uses: actions/checkout@v4",
-        "    - name: Set up Python",
-        "      uses: actions/setup-python@v5",
-        "      with:",
-        f"        python-version: '{python}'",
-    ]
-    for s in stages:
-        name = f"Stage {s.number} - {s.title}"
-        lines += [
-            f"    - name: {_yaml_str(name)}",
-            f"      id: stage{s.number}",
-            "      uses: classroom-resources/autograding-command-grader@v1",
-            "      with:",
-            f"        test-name: {_yaml_str(name)}",
-            "        setup-command: python -m pip install -q -e .",
-            f"        command: python -m autograd_kata grade --stage {s.number}",
-            f"        timeout: {timeout_minutes}",
-            f"        max-score: {s.points}",
-        ]
-    lines += [
-        "    - name: Autograding Reporter",
-        "      uses: classroom-resources/autograding-grading-reporter@v1",
-        "      env:",
-    ]
-    for s in stages:
-        lines.append(f'        STAGE{s.number}_RESULTS: "${{{{steps.stage{s.number}.outputs.result}}}}"')
-    lines += [
-        "      with:",
-        f"        runners: {','.join(f'stage{s.number}' for s in stages)}",
-    ]
-    return "\n".join(lines) + "\n"
+# --- GitHub Classroom: the workflow and the checksums it verifies
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def protected_files(copy: Path) -> list[str]:
+    """The files of a student copy whose change would change the grading."""
+    names = []
+    for path in sorted(Path(copy).rglob("*")):
+        rel = path.relative_to(copy).as_posix()
+        if path.is_file() and (student_role(rel) in PROTECTED_ROLES or rel == "pyproject.toml"):
+            names.append(rel)
+    return names
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "".join((" " * spaces + line) if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+def classroom_workflow(checksums: dict[str, str] | None = None, stages=STAGES, python: str = "3.12",
+                       timeout_minutes: int = 5) -> str:
+    """``.github/workflows/classroom.yml``: verify the graded files against
+    ``checksums`` (path -> sha256, ``.kata-release.json`` among them), install
+    once, then one ``autograding-command-grader`` step per stage (all of its
+    tests pass, or 0) and the grading reporter."""
+    checksums = dict(sorted((checksums or {}).items()))
+    folders = sorted({path.split("/", 1)[0] + "/" for path in checksums if "/" in path} - {".github/"})
+    verify = fill(template("verify_release.py"), checksums=json.dumps(checksums, indent=1),
+                  release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]))
+    steps = "".join(fill(template("classroom-stage.yml"), name=_yaml_str(f"Stage {s.number} - {s.title}"),
+                         n=str(s.number), timeout=str(timeout_minutes), points=str(s.points)) for s in stages)
+    env = "".join(f'        STAGE{s.number}_RESULTS: "${{{{steps.stage{s.number}.outputs.result}}}}"\n'
+                  for s in stages)
+    return fill(template("classroom.yml"), python=python, verify=_indent(verify, 8).rstrip("\n"),
+                stages=steps.rstrip("\n"), reporter_env=env.rstrip("\n"),
+                runners=",".join(f"stage{s.number}" for s in stages))
 
 
 def _yaml_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return text.replace("'", "''")  # inside the template's single quotes
+
+
+def write_release_checks(copy: Path) -> list[str]:
+    """Write the workflow, which embeds the checksums of the protected files,
+    then ``.kata-release.json``, which holds them and the workflow's own
+    checksum (a file cannot hold its own): to change what is graded unseen, a
+    student has to edit the file, the workflow and the record.  Returns what
+    was written."""
+    copy = Path(copy)
+    files = {rel: sha256(copy / rel) for rel in protected_files(copy)}
+    workflow = copy / WORKFLOW
+    workflow.parent.mkdir(parents=True, exist_ok=True)
+    workflow.write_text(classroom_workflow(files), encoding="utf-8")
+    record = {"kata": __version__, "files": {**files, WORKFLOW: sha256(workflow)}}
+    (copy / RELEASE_FILE).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return [WORKFLOW, RELEASE_FILE]
 
 
 def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
-                       pristine: bool = True) -> list[str]:
+                       pristine: bool = True, with_diff: bool = False) -> list[str]:
     """Write the student copy's files under ``dest`` (which must exist), with the
     pristine stubs for ``kata reset`` unless ``pristine`` is false. Returns what
     was written, relative to ``dest``."""
     from autograd_kata.core.build import expected_exercises
 
     root, dest = Path(root), Path(dest)
-    generated = {str(p.relative_to(root)): text for p, text in expected_exercises(root).items()}
+    generated = {p.relative_to(root).as_posix(): text for p, text in expected_exercises(root).items()}
     written = []
 
     def put(rel: str, text: str | None = None, source: Path | None = None) -> None:
@@ -214,12 +225,12 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
     for rel in files if files is not None else source_files(root):
         rel = Path(rel).as_posix()
         if rel in generated:
-            continue  # written below, from solutions/
+            continue  # written below, from the reference
         src = root / rel
         if rel == "pyproject.toml":
             put(rel, student_pyproject(src.read_text(encoding="utf-8")))
         elif rel == "README.md":
-            put(rel, student_readme(src.read_text(encoding="utf-8")))
+            put(rel, student_readme(src.read_text(encoding="utf-8"), with_diff=with_diff))
         else:
             put(rel, source=src)
     for rel, text in generated.items():
@@ -373,7 +384,7 @@ def _exercise_stage(rel: str) -> Stage | None:
 
 # --- the command ------------------------------------------------------------
 
-def release(root: Path, dest: Path, out=print) -> int:
+def release(root: Path, dest: Path, out=print, with_diff: bool = False) -> int:
     """Write a student copy of ``root`` to ``dest``. Exit code: 0 done, 1 a leak
     (nothing is left behind), 2 refused (``dest`` not empty, no reference)."""
     root, dest = Path(root).resolve(), Path(dest).resolve()
@@ -389,11 +400,8 @@ def release(root: Path, dest: Path, out=print) -> int:
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.kata-release-", dir=dest.parent))
     try:
-        written = write_student_tree(root, staging)
-        workflow = staging / ".github" / "workflows" / "classroom.yml"
-        workflow.parent.mkdir(parents=True, exist_ok=True)
-        workflow.write_text(classroom_workflow(), encoding="utf-8")
-        written.append(".github/workflows/classroom.yml")
+        written = write_student_tree(root, staging, with_diff=with_diff)
+        written += write_release_checks(staging)
         if refuse_leaks(staging, root, f"the student copy {dest}", out):
             return 1
         if dest.exists():
@@ -405,6 +413,7 @@ def release(root: Path, dest: Path, out=print) -> int:
     out(f"kata release: wrote {len(written)} files to {dest}")
     out("  no solutions/ and no solution region's text anywhere (scanned).")
     out(f"  pristine stubs for `kata reset`: {PRISTINE_DIR}/exercises/")
-    out("  GitHub Classroom autograding: .github/workflows/classroom.yml")
+    out(f"  GitHub Classroom autograding: {WORKFLOW} (checks the graded files against {RELEASE_FILE},")
+    out("  installs once, one graded step per stage)")
     out("Next: cd there, `git init && git add -A && git commit -m 'Autograd kata'`, push it as a template repository.")
     return 0

@@ -78,6 +78,81 @@ def stage(number: int | str) -> Stage:
     raise ValueError(f"no stage {number!r}; the stages are {valid}")
 
 
+# --- the student copy (kata release): which files it holds, in which role ----
+# Like Exercism's .meta/config.json, this names every file's role; `kata release`
+# copies a file only if an entry matches it (fnmatch: `*` crosses folders) and
+# EXCLUDED does not.  Roles:
+#   exercise   the learner's own files: written afresh as stubs, never copied
+#   test       the grader's tests: the Classroom workflow checks them by checksum
+#   tool       the kata package (checked the same way), without maintainer/
+#   doc        hints, pictures, licence, .gitignore
+#   template   written from autograd_kata/classroom/templates/ or filtered
+#              (README: the learner's part; pyproject.toml: no maintainer settings)
+STUDENT_FILES: tuple[tuple[str, str], ...] = (
+    ("exercises/*.py", "exercise"),
+    ("tests/*.py", "test"),
+    ("conftest.py", "test"),
+    ("autograd_kata/*", "tool"),
+    ("hints/*.md", "doc"),
+    ("docs/pictures/*", "doc"),
+    ("LICENSE", "doc"),
+    (".gitignore", "doc"),
+    ("README.md", "template"),
+    ("pyproject.toml", "template"),
+)
+# never in a student copy, even where an entry above matches: the maintainers'
+# checks (the mistake catalogue quotes the reference), caches
+STUDENT_EXCLUDED: tuple[str, ...] = ("autograd_kata/maintainer/*", "*/__pycache__/*", "*.pyc")
+# protected by the Classroom workflow's checksums (besides the workflow itself)
+PROTECTED_ROLES = ("test", "tool")
+RELEASE_FILE = ".kata-release.json"  # written by kata release: the checksums of the released files
+
+
+def student_role(path: str) -> str | None:
+    """The role of ``path`` (relative, with /) in a student copy; None if it is not shipped."""
+    from fnmatch import fnmatchcase
+
+    if any(fnmatchcase(path, pattern) for pattern in STUDENT_EXCLUDED):
+        return None
+    for pattern, role in STUDENT_FILES:
+        if fnmatchcase(path, pattern):
+            return role
+    return None
+
+
+def is_student_copy(root: str | os.PathLike) -> bool:
+    """True in a copy written by ``kata release`` (it has no reference and says so)."""
+    return (Path(root) / RELEASE_FILE).is_file() and not (Path(root) / "solutions").is_dir()
+
+
+def impl_problem(root: str | os.PathLike, impl: str) -> str | None:
+    """Why the stage tests cannot run against ``impl`` here, in one line; None if they can.
+
+    The root conftest calls this so that ``pytest --impl solutions`` in a
+    student copy is one usage error instead of a failure per test."""
+    if impl not in IMPLS:
+        return f"--impl {impl!r}: choose one of {', '.join(IMPLS)}"
+    if not (Path(root) / impl).is_dir():
+        if impl == "solutions":
+            return ("--impl solutions tests the reference, and this copy has no solutions/ "
+                    "(a student copy never does): run plain `pytest` to test your code in exercises/")
+        return f"--impl {impl}: there is no {impl}/ folder in {root}"
+    return None
+
+
+def package_mismatch(root: str | os.PathLike) -> str | None:
+    """A warning when the running ``autograd_kata`` is not the one in ``root``:
+    after a non-editable install, ``kata`` would otherwise run the installed
+    tool while pytest (through the root conftest) imports the folder's copy."""
+    theirs = Path(root) / "autograd_kata"
+    here = Path(__file__).resolve().parent.parent
+    if theirs.is_dir() and theirs.resolve() != here:
+        return (f"kata: warning: this command runs the kata installed at {here}, but this folder has its own "
+                f"{theirs}; the tests will import that one. Install this folder instead: "
+                f"python -m pip install -e {Path(root)}")
+    return None
+
+
 def stage_of_module(module: str) -> Stage | None:
     """The stage whose module name ends ``module`` (``exercises.stage04_tanh``)."""
     name = module.rsplit(".", 1)[-1]

@@ -351,6 +351,12 @@ def _diff(args) -> int:
     root = find_root()
     style = _style()
     s = pick_stage(args.stage)
+    if getattr(args, "previous", False):  # what stage N adds to N-1: the stubs, or with --reveal the reference
+        from autograd_kata.core.build import previous_diff
+        try:
+            return _show_diff(previous_diff(root, s, reveal=args.reveal), style)
+        except FileNotFoundError as missing:
+            raise Refusal(str(missing)) from None
     reference = root / s.source("solutions")
     mine = root / s.source("exercises")
     if not reference.is_file():
@@ -373,6 +379,10 @@ def _diff(args) -> int:
     if not lines:
         say(style.green(f"{style.tick} {s.source('exercises')} is identical to the reference."))
         return 0
+    return _show_diff(lines, style)
+
+
+def _show_diff(lines, style) -> int:
     for line in lines:
         line = line.rstrip("\n")
         if line.startswith(("---", "+++")):
@@ -470,6 +480,8 @@ def register(sub) -> None:
                     "spoil the exercise, unless --reveal is given.")
     p.add_argument("stage", metavar="N", help="stage number")
     p.add_argument("--reveal", action="store_true", help="show the diff even though the stage does not pass yet")
+    p.add_argument("--previous", action="store_true",
+                   help="instead, show what stage N adds to stage N-1 (the stubs; with --reveal, the reference)")
     p.set_defaults(func=_handler(_diff))
 
     p = sub.add_parser(

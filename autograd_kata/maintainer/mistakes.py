@@ -46,26 +46,23 @@ MISTAKES: tuple[Mistake, ...] = (
 
     # -- stage 2: add and mul --------------------------------------------------------
     Mistake("add-forgets-upstream", 2, "adds 1 to each parent instead of 1 * out.grad",
-            "            self.grad += out.grad    # d(a+b)/da = 1\n"
-            "            other.grad += out.grad   # d(a+b)/db = 1\n",
-            "            self.grad += 1.0\n"
-            "            other.grad += 1.0\n",
+            "            self.grad = out.grad    # d(a+b)/da = 1\n"
+            "            other.grad = out.grad   # d(a+b)/db = 1\n",
+            "            self.grad = 1.0\n"
+            "            other.grad = 1.0\n",
             "forgot `* out.grad`"),
     Mistake("mul-forgets-upstream", 2, "hands each parent the other operand without multiplying by out.grad",
-            "            self.grad += other.data * out.grad   # d(ab)/da = b\n"
-            "            other.grad += self.data * out.grad   # d(ab)/db = a\n",
-            "            self.grad += other.data\n"
-            "            other.grad += self.data\n",
+            "            self.grad = other.data * out.grad   # d(ab)/da = b\n"
+            "            other.grad = self.data * out.grad   # d(ab)/db = a\n",
+            "            self.grad = other.data\n"
+            "            other.grad = self.data\n",
             "forgot `* out.grad`"),
     Mistake("mul-swapped-partials", 2, "gives each factor its own value instead of the other one's",
-            "            self.grad += other.data * out.grad   # d(ab)/da = b\n"
-            "            other.grad += self.data * out.grad   # d(ab)/db = a\n",
-            "            self.grad += self.data * out.grad\n"
-            "            other.grad += other.data * out.grad\n",
+            "            self.grad = other.data * out.grad   # d(ab)/da = b\n"
+            "            other.grad = self.data * out.grad   # d(ab)/db = a\n",
+            "            self.grad = self.data * out.grad\n"
+            "            other.grad = other.data * out.grad\n",
             "swapped the partials"),
-    Mistake("add-assigns", 2, "assigns the gradient (=) instead of adding it (+=)",
-            "self.grad += out.grad    # d(a+b)/da = 1", "self.grad = out.grad    # d(a+b)/da = 1",
-            "(+=); it must not overwrite it"),
 
     # -- stage 3: constants and reflected ops ----------------------------------------
     Mistake("neg-detached", 3, "makes -v a fresh Value(-v.data), cut off from v",
@@ -84,27 +81,27 @@ MISTAKES: tuple[Mistake, ...] = (
 
     # -- stage 4: tanh and the same recipe -------------------------------------------
     Mistake("tanh-slope-from-input", 4, "computes tanh's slope from the input, 1 - x*x",
-            "self.grad += (1 - t * t) * out.grad", "self.grad += (1 - self.data * self.data) * out.grad",
+            "self.grad = (1 - t * t) * out.grad", "self.grad = (1 - self.data * self.data) * out.grad",
             "tanh's slope comes from its output t: 1 - t*t, not from the input x"),
     Mistake("tanh-one-minus-t", 4, "writes tanh's slope as 1 - t instead of 1 - t*t",
-            "self.grad += (1 - t * t) * out.grad", "self.grad += (1 - t) * out.grad",
+            "self.grad = (1 - t * t) * out.grad", "self.grad = (1 - t) * out.grad",
             "1 - t*t, not 1 - t"),
     Mistake("tanh-forgets-upstream", 4, "passes tanh's slope on without multiplying by out.grad",
-            "self.grad += (1 - t * t) * out.grad", "self.grad += (1 - t * t)",
+            "self.grad = (1 - t * t) * out.grad", "self.grad = (1 - t * t)",
             "forgot `* out.grad`"),
     Mistake("exp-slope-from-input", 4, "uses the input x as exp's slope instead of its output e^x",
-            "self.grad += out.data * out.grad   # e^x is its own slope",
-            "self.grad += self.data * out.grad",
+            "self.grad = out.data * out.grad   # e^x is its own slope",
+            "self.grad = self.data * out.grad",
             "exp's slope is its own output e^x, not x"),
     Mistake("relu-slope-one-at-zero", 4, "lets the gradient through at exactly 0 (>= 0 instead of > 0)",
-            "self.grad += (out.data > 0) * out.grad", "self.grad += (self.data >= 0) * out.grad",
+            "self.grad = (out.data > 0) * out.grad", "self.grad = (self.data >= 0) * out.grad",
             "ReLU's slope is 0 at and below 0"),
     Mistake("relu-slope-always-one", 4, "passes out.grad straight through ReLU, negative inputs too",
-            "self.grad += (out.data > 0) * out.grad", "self.grad += out.grad",
+            "self.grad = (out.data > 0) * out.grad", "self.grad = out.grad",
             "ReLU's slope is 0 at and below 0"),
     Mistake("pow-exponent-off-by-one", 4, "writes the power rule as n * x**n instead of n * x**(n-1)",
-            "self.grad += exponent * self.data ** (exponent - 1) * out.grad",
-            "self.grad += exponent * self.data ** exponent * out.grad",
+            "self.grad = exponent * self.data ** (exponent - 1) * out.grad",
+            "self.grad = exponent * self.data ** exponent * out.grad",
             "exponent off by one?"),
     Mistake("rtruediv-operands-swapped", 4, "computes self / other in __rtruediv__, so 2 / v gives v / 2",
             "return other * self ** -1", "return self * other ** -1",
@@ -144,7 +141,8 @@ MISTAKES: tuple[Mistake, ...] = (
             "            elif node not in visited:\n"
             "                visited.add(node)\n"
             "                stack.append((node, True))  # come back once its inputs are placed\n"
-            "                stack.extend((child, False) for child in node._prev)\n"
+            "                for child in node._prev:\n"
+            "                    stack.append((child, False))\n"
             "        return order\n",
             "        order, visited = [], set()\n"
             "\n"
@@ -160,19 +158,19 @@ MISTAKES: tuple[Mistake, ...] = (
 
     # -- stage 6: accumulate with += ---------------------------------------------------
     Mistake("add-rule-assigns", 6, "assigns (=) in the add rule, so a + a gets one share",
-            "            other.grad += out.grad  # STUB:", "            other.grad = out.grad  # STUB:",
+            "            other.grad += out.grad   # d(a+b)/db = 1  # STUB:", "            other.grad = out.grad   # d(a+b)/db = 1  # STUB:",
             "the add rule assigns (=) instead of adding (+=)"),
     Mistake("mul-rule-assigns", 6, "assigns (=) in the mul rule, so a * a gets one share",
-            "            self.grad += other.data * out.grad  # STUB:", "            self.grad = other.data * out.grad  # STUB:",
+            "            self.grad += other.data * out.grad   # d(ab)/da = b  # STUB:", "            self.grad = other.data * out.grad   # d(ab)/da = b  # STUB:",
             "the mul rule assigns (=) instead of adding (+=)"),
     Mistake("tanh-rule-assigns", 6, "assigns (=) in the tanh rule",
-            "self.grad += (1 - t * t) * out.grad  # STUB:", "self.grad = (1 - t * t) * out.grad  # STUB:",
+            "self.grad += (1 - t * t) * out.grad   # the slope, read off the output t  # STUB:", "self.grad = (1 - t * t) * out.grad   # the slope, read off the output t  # STUB:",
             "the tanh rule assigns (=) instead of adding (+=)"),
     Mistake("exp-rule-assigns", 6, "assigns (=) in the exp rule",
-            "self.grad += out.data * out.grad  # STUB:", "self.grad = out.data * out.grad  # STUB:",
+            "self.grad += out.data * out.grad   # e^x is its own slope  # STUB:", "self.grad = out.data * out.grad   # e^x is its own slope  # STUB:",
             "the exp rule assigns (=) instead of adding (+=)"),
     Mistake("relu-rule-assigns", 6, "assigns (=) in the relu rule, wiping what other paths left",
-            "self.grad += (out.data > 0) * out.grad  # STUB:", "self.grad = (out.data > 0) * out.grad  # STUB:",
+            "self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch  # STUB:", "self.grad = (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch  # STUB:",
             "the relu rule assigns (=) instead of adding (+=)"),
     Mistake("pow-rule-assigns", 6, "assigns (=) in the pow rule",
             "self.grad += exponent * self.data ** (exponent - 1) * out.grad  # STUB:",
@@ -185,8 +183,8 @@ MISTAKES: tuple[Mistake, ...] = (
             "        for p in self.parameters()[:-1]:\n            p.grad = 0.0\n",
             "zero_grad() must reset every parameter"),
     Mistake("second-backward-accepted", 7, "never releases the graph, so a second backward() silently adds up",
-            "                    node._backward = _spent  # drop the closures and what they hold\n",
-            "                    pass\n",
+            "                node._backward = _spent  # used once: drop the closure and what it holds\n",
+            "                pass\n",
             "a second backward() must raise and name retain_graph=True"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
             "        if any(node._backward is _spent for node in order):\n"

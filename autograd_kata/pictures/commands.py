@@ -259,9 +259,11 @@ def graph_command(args) -> int:
 
 def _engine_failed(error, where, impl, doing) -> int:
     if _is_stub(error):
-        _say(f"kata: not written yet: {error}")
-        if impl == "exercises":
+        if impl == "exercises" and (manifest.find_root() / "solutions").is_dir():
+            _say(f"kata: not written yet: {error}")
             _say("      write it, or look at the reference with --impl solutions")
+        else:  # a student copy has no reference to fall back on: one line, what to do
+            _say(f"kata: not written yet: {error}; write it (kata check), or try an earlier --stage")
     else:
         _say(f"kata: {where} raised {type(error).__name__} while {doing}: {error}")
         if isinstance(error, AttributeError) or "unsupported operand" in str(error):
@@ -317,6 +319,10 @@ def train_command(args) -> int:
             _say(f"kata train: {error}")
             return 1
         except Exception as error:
+            if _is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
+                _say(f"kata train: your stage {stage.number} is not written yet ({error}); "
+                     f"finish it (kata check {stage.number}), then run kata train again.")
+                return 1
             if _is_stub(error) and impl == "exercises":
                 _say(f"\nYour stage {stage.number} is not written yet ({error}),")
                 _say("so this trains the reference in solutions/ instead. Write it, then run "

@@ -1,0 +1,171 @@
+"""The package's layers, read from its imports: no cycle, and no upward import.
+
+    cli.py, __main__.py                       on top: may import anything
+    learner/ classroom/ pictures/ maintainer/ one subpackage per audience: core only
+    core/                                     at the bottom: nothing above it
+
+Every ``import`` statement counts, also those inside functions (the CLI keeps
+heavy imports there): a lazy import is still a dependency.  The package root
+``autograd_kata/__init__.py`` (the version) may be imported from anywhere.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "autograd_kata"
+AUDIENCES = ("learner", "classroom", "pictures", "maintainer")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))
+            if "__pycache__" not in p.parts and "templates" not in p.parts}  # templates: package data
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def layer(name: str) -> tuple[int, str]:
+    parts = name.split(".")
+    if len(parts) == 1:
+        return 0, "root"  # autograd_kata/__init__.py: the version, importable from anywhere
+    if parts[1] == "core":
+        return 1, "core"
+    if parts[1] in AUDIENCES:
+        return 2, parts[1]
+    return 3, parts[1]  # cli, __main__
+
+
+# Existing violations in files this test's author does not own, each named
+# with its files so that whoever owns them can remove the entry.
+KNOWN: dict[tuple[str, str], str] = {}
+KNOWN_CYCLES: dict[tuple[str, ...], str] = {
+    ("autograd_kata.learner.commands", "autograd_kata.learner.watch"):
+        "learner/commands.py and learner/watch.py import each other (the runner helper's files; "
+        "its branch moves the shared code into learner/feedback.py)",
+}
+
+
+def upward_imports() -> list[tuple[str, str]]:
+    bad = []
+    for name, targets in graph().items():
+        mine, group = layer(name)
+        for target in sorted(targets):
+            theirs, other = layer(target)
+            if other == "root":
+                continue
+            if theirs > mine or (theirs == mine == 2 and other != group):
+                bad.append((name, target))
+    return bad
+
+
+def test_the_walk_sees_the_layers():
+    g = graph()
+    assert "autograd_kata.core.manifest" in g and "autograd_kata.cli" in g
+    assert "autograd_kata.core.manifest" in g["autograd_kata.core.build"]
+    assert "autograd_kata.cli" in g["autograd_kata.__main__"]
+    assert layer("autograd_kata.core.build")[0] < layer("autograd_kata.learner.commands")[0] \
+        < layer("autograd_kata.cli")[0]
+
+
+def test_no_module_imports_upward_or_across_audiences():
+    bad = [pair for pair in upward_imports() if pair not in KNOWN]
+    assert not bad, "imports against the layers (core <- audiences <- cli):\n" + "\n".join(
+        f"  {a} imports {b}" for a, b in bad)
+
+
+@pytest.mark.parametrize("pair", sorted(KNOWN) or [pytest.param(None, marks=pytest.mark.skip("none known"))])
+def test_known_upward_imports(pair):
+    if pair in upward_imports():
+        pytest.xfail(KNOWN[pair])  # once fixed this passes; then drop the entry
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(g.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_cycles_are_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycle():
+    found = [group for group in cycles(graph()) if tuple(group) not in KNOWN_CYCLES]
+    assert not found, "import cycles:\n" + "\n".join("  " + " <-> ".join(group) for group in found)
+
+
+@pytest.mark.parametrize("group", sorted(KNOWN_CYCLES))
+def test_known_cycles(group):
+    if list(group) in cycles(graph()):
+        pytest.xfail(KNOWN_CYCLES[group])  # once fixed this passes; then drop the entry
