@@ -26,7 +26,7 @@ from pathlib import Path
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path
 from autograd_kata.core.manifest import Stage
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: results read from the JSON results channel (full messages)
 
 
 def kata_dir(root: Path) -> Path:
@@ -193,8 +193,9 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
         for s in stale:
             r = new[s.number]
             results[s.number] = r
-            # A crash or a time-out may be passing trouble: never remember it.
-            if r.problem and not r.problem.endswith("is missing"):
+            # A crash or a time-out may be passing trouble, and a run that did not
+            # select every test of the stage is no verdict on it: never remember either.
+            if (r.problem and not r.problem.endswith("is missing")) or not r.complete:
                 store.pop(f"{impl}:{s.number}", None)
                 continue
             # Re-hash after the run: a file saved during it must not get this result.
