@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata.core import results as channel
+from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
 from autograd_kata.core.manifest import STAGES, Stage
 
 # Plugins that change which tests run, in what order, how often or in which
@@ -49,6 +50,10 @@ BLOCKED_PLUGINS = (
     "testmon",         # pytest-testmon: selects tests by changed code
     "picked",          # pytest-picked
     "forked",          # pytest-forked
+    # Not a reordering plugin but a cost: Hypothesis' pytest plugin imports all of
+    # Hypothesis at start-up (~0.6 s of CPU, half of a stage run). Property tests
+    # run without it (the falsifying example still comes as the error's note).
+    "hypothesispytest",
 )
 
 # A learner's pytest settings that would leak into the run through the environment.
@@ -57,9 +62,6 @@ LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
 # The kinds of failure, most basic first: the order in which ``kata check``
 # shows them (a module that does not import explains every other failure).
 KINDS = ("import", "unwritten", "hang", "crash", "wrong", "not run", "other")
-HANG_PREFIX = "hung: "
-NOT_RUN_PREFIX = "not run: "
-CRASH_PREFIX = "crashed: "
 
 
 @dataclass
