@@ -9,7 +9,7 @@
 * Every test gets the marker of its stage: ``pytest -m stage4``.
 * A stub that is not written yet, or a module that does not import, fails
   with one line that says what to do, instead of a traceback.
-* Every test has a time limit sized to the tests (``timeout`` in pyproject.toml:
+* Every stage test has a time limit sized to the tests (``STAGE_TIMEOUT`` below:
   1 s, where the slowest passing test takes about 0.06 s); a test marked
   ``heavy`` (or ``own_stage_only``, or ``properties``) gets ``HEAVY_TIMEOUT``.
   The first test of a stage that runs past its limit says where your code was
@@ -30,8 +30,12 @@ from expect import RuleBroken
 from autograd_kata.core import explain
 from autograd_kata.core.manifest import IMPLS, STAGES, stage_of_module
 
-# The time limit of a test marked heavy (a 100,000-op chain, property tests):
-# the default limit is ``timeout`` in pyproject.toml.
+# Time limits of the stage tests, in seconds. The slowest passing test that is
+# not heavy takes ~0.06 s (stage 8's training), so 1 s finds a loop fast and
+# still leaves a slow machine 15x room; a test marked heavy (the 100,000-op
+# chain: ~0.3 s, property tests) gets HEAVY_TIMEOUT. ``pytest --timeout=N``
+# overrides both; tests outside tests/ keep ``timeout`` from pyproject.toml.
+STAGE_TIMEOUT = 1.0
 HEAVY_TIMEOUT = 10.0
 HEAVY_MARKERS = ("heavy", "own_stage_only", "properties")
 HUNG = pytest.StashKey[dict]()  # test file's stage number -> where its first hang was
@@ -71,8 +75,9 @@ def pytest_collection_modifyitems(config, items):
         stage = stage_of_module(item.module.__name__) if item.module else None
         if stage:
             item.add_marker(getattr(pytest.mark, stage.marker))
-        if any(item.get_closest_marker(m) for m in HEAVY_MARKERS) and not item.get_closest_marker("timeout"):
-            item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT))
+        if stage and not item.get_closest_marker("timeout") and config.getoption("timeout", None) is None:
+            heavy = any(item.get_closest_marker(m) for m in HEAVY_MARKERS)
+            item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT if heavy else STAGE_TIMEOUT))
 
 
 def pytest_generate_tests(metafunc):
