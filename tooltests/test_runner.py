@@ -328,3 +328,36 @@ def test_watch_and_commands_import_without_a_cycle():
             "print('autograd_kata.learner.commands' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+# --- kata train --no-zero-grad ------------------------------------------------------
+
+def test_the_no_zero_grad_loop_is_the_train_loop_minus_one_call(kata):
+    pytest.importorskip("numpy")
+    from autograd_kata.pictures import train as trainer
+    sys.path.insert(0, str(kata))
+    try:
+        import importlib
+        engine = importlib.import_module("solutions.stage08_mlp")
+        xs, ys = trainer.two_moons(12, seed=3)
+        _, theirs, _ = trainer.fit(engine, xs, ys, steps=15, batch=4, seed=3)
+        _, ours, _ = trainer.fit(engine, xs, ys, steps=15, batch=4, seed=3, zero_grad=True)
+        _, without, _ = trainer.fit(engine, xs, ys, steps=15, batch=4, seed=3, zero_grad=False)
+    finally:
+        sys.path.remove(str(kata))
+    assert ours == pytest.approx(theirs, rel=1e-12)  # the same loop as the module's own train()
+    assert without[0] == pytest.approx(ours[0]) and without[1:] != ours[1:]
+
+
+def test_kata_train_no_zero_grad_draws_both_curves_and_prints_both_losses(kata):
+    pytest.importorskip("matplotlib")
+    out = kata / "both.png"
+    proc = kata_child(kata, "train", "--impl", "solutions", "--no-zero-grad", "--steps", "60",
+                      "--points", "30", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with_line = next(line for line in proc.stdout.splitlines() if line.startswith("loss over all"))
+    without_line = next(line for line in proc.stdout.splitlines() if line.startswith("without zero_grad():"))
+    final_with = float(with_line.split("-> ")[1].split(",")[0])
+    final_without = float(without_line.split("-> ")[1].split(",")[0])
+    assert final_with < final_without
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
