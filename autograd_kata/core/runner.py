@@ -21,6 +21,7 @@ not leave the others untested.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,7 +30,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograd_kata.core import results as channel
 from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
 from autograd_kata.core.manifest import STAGES, Stage
 
@@ -167,6 +167,19 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
     return results
 
 
+def read_results(path: Path) -> dict:
+    """The JSON the results plugin (``autograd_kata.core.results``) wrote, with the
+    same checks as its ``read()``; read here because importing that plugin
+    imports pytest, a fifth of a second the learner's command need not pay."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"no readable results at {path}: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
+        raise ValueError(f"results at {path} are not in the expected shape")
+    return data
+
+
 def hang_location(output: str, stage: Stage) -> str:
     """From pytest-timeout's stack dump (thread method): the innermost line of
     the stage's module, as ``path:line: text``; "" if none."""
@@ -195,7 +208,7 @@ def _run_once(impl, stages, root, timeout, extra):
             output, crash = "", f"the tests did not finish within {timeout:.0f} s"
         if out.exists():
             try:
-                return parse_results(channel.read(out), impl, stages, complete=not extra), ""
+                return parse_results(read_results(out), impl, stages, complete=not extra), ""
             except ValueError as error:
                 crash = f"unreadable test report: {error}"
         if len(stages) == 1:
