@@ -2,7 +2,8 @@
 ``kata check``, ``kata status`` and ``kata watch``.
 
 A failing stage shows its most basic failure first and in full, then folds the
-rest ("+4 more, probably the same cause"): a module that does not import
+rest: failures of the same sort as "+4 more, probably the same cause", others
+as "+1 more failing another way (a wrong value)". A module that does not import
 explains every other failure, a stub not written yet explains the tests that
 reach it, a hang stops the stage, a crash comes before a wrong value.  Within
 a kind, the test file's order.  ``kata check N --all`` (and plain pytest)
@@ -25,6 +26,8 @@ _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1",
 
 # The order in which failures are shown (runner.Outcome.kind), most basic first.
 KIND_ORDER = ("import", "unwritten", "hang", "crash", "wrong", "other", "not run")
+KIND_NAMES = {"import": "does not import", "unwritten": "not written yet", "hang": "a hang", "crash": "a crash",
+              "wrong": "a wrong value", "other": "an error in the test's set-up"}
 FIRST_LINES = 12  # lines of the first failure's message shown (its whole message, nearly always)
 
 
@@ -204,14 +207,20 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
         for line in message_lines(message, limit):
             out(f"    {line}")
     if not everything:
+        first_kind = failures[0].kind
         rest = [t for message, tests in list(groups.items())[1:] for t in tests]
+        same = [short_name(t.name, s) for t in rest if t.kind == first_kind]
+        other = [t for t in rest if t.kind not in (first_kind, "not run")]
         not_run = [short_name(t.name, s) for t in rest if t.kind == "not run"]
-        others = [short_name(t.name, s) for t in rest if t.kind != "not run"]
-        if others:
-            out(style.dim(f"  +{len(others)} more, probably the same cause: {_names(others)}"))
+        if same:  # the same sort of failure after the most basic one: most often its echo
+            out(style.dim(f"  +{len(same)} more, probably the same cause: {_names(same)}"))
+        if other:  # a different sort: claim no common cause
+            kinds = ", ".join(dict.fromkeys(KIND_NAMES.get(t.kind, t.kind) for t in other))
+            out(style.dim(f"  +{len(other)} more failing another way ({kinds}): "
+                          f"{_names([short_name(t.name, s) for t in other])}"))
         if not_run:
             out(style.dim(f"  +{len(not_run)} not run: the stage stopped at the first hang"))
-        if others or not_run:
+        if rest:
             out(style.dim(f"  (every failure in full: kata check {s.number} --all)"))
     failing = result.total - result.passed
     out("")
