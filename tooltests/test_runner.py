@@ -179,7 +179,7 @@ def test_with_the_thread_method_one_hanging_stage_leaves_the_others_tested(kata)
 @pytest.mark.parametrize("n, change, needle, sentence", [
     (5, lambda t: t.replace("out._backward = _backward\n", "out._backward = _backward()\n", 1),
      "out._backward = _backward()", "calls the rule once, now, and stores what it returns (None)"),
-    (5, lambda t: t.replace("return self + other", "return other + self", 1),
+    (3, lambda t: t.replace("return self + other", "return other + self", 1),
      "return other + self", "with a plain number on the left Python asks `__radd__` again"),
     (8, lambda t: t.replace("return [n(x) for n in self.neurons]",
                             "out = [n(x) for n in self.neurons]\n        return out[0] if len(out) == 1 else out", 1),
@@ -225,11 +225,11 @@ def test_an_unwritten_stub_comes_before_a_wrong_value_and_the_rest_is_folded(kat
     assert out.splitlines()[out.splitlines().index(failures[0]) + 1].strip() == \
         "not written yet: stage 4: write Value.exp (kata hint 4)"
     folded = [line.strip() for line in out.splitlines() if line.startswith("  +")]
-    assert len(folded) == 1 and folded[0].startswith("+1 more failing another way (a wrong value): test_tanh_")
+    assert len(folded) == 1 and " more failing another way (a wrong value): test_tanh_" in folded[0]
     assert "probably the same cause" not in out  # an unwritten exp does not explain a wrong tanh slope
     code, every, _ = run_kata(capsys, "check", "4", "--all")
     shown = [line for line in every.splitlines() if line.startswith("✗ ")]
-    assert len(shown) == 2 and "test_exp_" in shown[0] and "test_tanh_" in shown[1]
+    assert len(shown) >= 2 and "test_exp_" in shown[0] and all("test_tanh_" in line for line in shown[1:])
 
 
 # --- feel the answers ----------------------------------------------------------------

@@ -8,9 +8,12 @@ tests than it collected is a problem, never a pass.
 The run is ours: pytest gets the project's configuration only.  The learner's
 ``PYTEST_*`` environment (``PYTEST_ADDOPTS=-k ...``, ``PYTEST_PLUGINS``, ...)
 is dropped, the configuration file is named explicitly (a stray ``pytest.ini``
-does not win), and plugins that reorder, select, repeat or parallelise tests
-are blocked for the run (``-p no:X`` for a plugin that is not installed is
-harmless).  Only a run without extra selection arguments is ``complete``, and
+does not win), plugin auto-loading is off and only the plugins the stage tests
+need (``PLUGINS``: pytest-check, pytest-timeout) are loaded by name, and the
+ones that reorder, select, repeat or parallelise tests are blocked besides
+(``-p no:X`` for a plugin that is not installed is harmless).  Auto-loading
+off also spares the run pytest's assertion rewriting of every module of every
+installed plugin's distribution (Hypothesis alone: ~2 s of CPU per run).  Only a run without extra selection arguments is ``complete``, and
 only a complete run may be cached as a stage's result.
 
 One process can run many stages; a stage module that does not import fails
@@ -55,6 +58,10 @@ BLOCKED_PLUGINS = (
     # run without it (the falsifying example still comes as the error's note).
     "hypothesispytest",
 )
+
+# The plugins the stage tests need (pytest11 entry-point names), loaded by name
+# with auto-loading off. A new plugin the tests rely on must be added here.
+PLUGINS = ("check", "timeout")
 
 # A learner's pytest settings that would leak into the run through the environment.
 LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
@@ -127,15 +134,23 @@ def child_env(impl: str) -> dict[str, str]:
     """The environment of the pytest process: ours, minus the learner's pytest settings."""
     env = {k: v for k, v in os.environ.items() if not LEAKY_ENV.match(k)}
     env["KATA_IMPL"] = impl
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only PLUGINS, loaded by name
     # The learner's file may be saved twice within one second at the same size;
     # a cached .pyc keyed by mtime and size would then test the old code.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
+def needed_plugins() -> list[str]:
+    """``-p module`` for each of ``PLUGINS`` that is installed (by its entry point)."""
+    from importlib.metadata import entry_points
+    found = {ep.name: ep.value for ep in entry_points(group="pytest11") if ep.name in PLUGINS}
+    return [arg for name in PLUGINS if name in found for arg in ("-p", found[name])]
+
+
 def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None) -> list[str]:
     files = [s.test_file for s in stages]
-    blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")]
+    blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")] + needed_plugins()
     root = Path(root or ".")
     config = [f"--rootdir={root}"]
     if (root / "pyproject.toml").is_file():  # named, so a stray pytest.ini or tox.ini does not win
