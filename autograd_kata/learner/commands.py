@@ -16,8 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from autograd_kata.core.manifest import LANGS, STAGES, KataNotFound, Stage, find_root
+from autograd_kata.core.manifest import LANGS, STAGES, Stage, find_root
 from autograd_kata.core.manifest import stage as _lookup
+from autograd_kata.core.manifest import KataNotFound
 from autograd_kata.learner.feedback import Style, first_unfinished, report, results, say, stage_state
 from autograd_kata.learner.feedback import make_style as _style
 from autograd_kata.learner.feedback import tolerant_output
