@@ -91,8 +91,8 @@ def test_an_infinite_loop_fails_within_the_time_limit_and_stops_its_stage(repo):
     proc = pytest_in(repo, STAGES[0].test_file, "-q", timeout=60)
     assert proc.returncode == 1
     loop = next(n for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip() == "while True:")
-    assert f"hung: the test ran past its 1 s time limit; your code was at exercises/stage01_value.py:{loop + 1}" \
-        in proc.stdout or f"exercises/stage01_value.py:{loop}, in __init__" in proc.stdout, proc.stdout
+    assert "hung: the test ran past its 2 s time limit; your code was at exercises/stage01_value.py:" in proc.stdout
+    assert any(f"exercises/stage01_value.py:{n}, in __init__" in proc.stdout for n in (loop, loop + 1)), proc.stdout
     assert "An infinite loop?" in proc.stdout
     tail = proc.stdout.strip().splitlines()[-1]
     assert "1 failed" in tail and "8 skipped" in tail, tail  # the first hang stopped the stage
