@@ -63,6 +63,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
                                        f"instead of the default (also for own_stage_only and properties)")
     config.stash[HUNG] = {}
+    config.pluginmanager.register(WhereToStart(), "kata-where-to-start")
 
 
 def pytest_report_header(config):
@@ -186,15 +187,19 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def pytest_unconfigure(config):
-    """A bare ``pytest`` over several stages ends with one line: where to start."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None or config.getoption("kata_results", None):
-        return
-    failing = sorted({stage.number for key in ("failed", "error")
-                      for report in reporter.stats.get(key, [])
-                      if (stage := stage_of_module(report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1][:-3]))})
-    if len(failing) > 1:
-        first = failing[0]
-        reporter.write_line(f"{len(failing)} stages have failing tests; work on one at a time, the first: "
-                            f"kata check {first}  (or: pytest -m stage{first} -x)")
+class WhereToStart:
+    """A bare ``pytest`` over several stages ends with one line: where to start.
+    (A plugin object, so its ``pytest_unconfigure`` runs after pytest's last
+    summary line and beside any other ``pytest_unconfigure`` of this conftest.)"""
+
+    def pytest_unconfigure(self, config):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or config.getoption("kata_results", None):
+            return
+        failing = sorted({stage.number for key in ("failed", "error")
+                          for report in reporter.stats.get(key, [])
+                          if (stage := stage_of_module(report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1][:-3]))})
+        if len(failing) > 1:
+            first = failing[0]
+            reporter.write_line(f"{len(failing)} stages have failing tests; work on one at a time, the first: "
+                                f"kata check {first}  (or: pytest -m stage{first} -x)")
