@@ -135,7 +135,8 @@ def crash(error: BaseException, module_file: str, root: Path, stage: int, test_p
 def hang(error: BaseException, module_file: str, limit: float, stage: int) -> str:
     """The message for a test that ran past its time limit."""
     frames = frames_in(error, module_file)
-    where = f"your code was at {_where(frames[-1])}" if frames else "the test never reached your code's end"
+    where = (f"your code was at {_where(frames[-1])}" if frames
+             else f"no line of {module_file} was running at that moment")
     return (f"{HANG_PREFIX}the test ran past its {limit:g} s time limit; {where}\n"
             f"  An infinite loop? (a loop whose condition never changes, a node pushed back onto the stack "
             f"it came from, ...)\n"

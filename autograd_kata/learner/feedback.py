@@ -143,7 +143,7 @@ def message_lines(message: str, limit: int | None = 3) -> list[str]:
             lines.append(line)
     if limit is not None and len(lines) > limit:
         more = len(lines) - limit
-        lines = lines[:limit] + [f"(and {more} more line{'s' * (more > 1)}: kata check --all)"]
+        lines = lines[:limit] + [f"(and {more} more line{'s' * (more > 1)}: --all shows them)"]
     return lines or ["(no message)"]
 
 
