@@ -13,17 +13,37 @@
   imported from FOLDER by a separate sandbox process (started through
   ``autograd_kata.classroom.jail``), and ``engine`` is a proxy for it
   (``autograd_kata.classroom.remote``); this process never imports it.
+* Every stage test has a time limit sized to the tests (``STAGE_TIMEOUT`` below:
+  2 s, where the slowest passing test takes about 0.1 s); a test marked
+  ``heavy`` (or ``own_stage_only``, or ``properties``) gets ``HEAVY_TIMEOUT``.
+  The first test of a stage that runs past its limit says where your code was
+  spinning, and the rest of that stage is not run (reported as "not run").
+* An unexpected exception in your code says where: ``exercises/...py:LINE``
+  and that line (``autograd_kata.core.explain``).
 """
 from __future__ import annotations
 
 import importlib
 import os
 import sys
+import traceback
 
 import pytest
 
 from expect import RuleBroken
+from autograd_kata.core import explain
 from autograd_kata.core.manifest import IMPLS, STAGES, stage_of_module
+
+# Time limits of the stage tests, in seconds (wall clock). The slowest passing
+# test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop
+# fast and still leaves a busy machine 20x room (at 1 s, a 2-core machine
+# running six test suites timed out correct code); a test marked heavy (the
+# 100,000-op chain: ~0.3-0.6 s, property tests) gets HEAVY_TIMEOUT. ``pytest --timeout=N``
+# overrides both; tests outside tests/ keep ``timeout`` from pyproject.toml.
+STAGE_TIMEOUT = 2.0
+HEAVY_TIMEOUT = 10.0
+HEAVY_MARKERS = ("heavy", "own_stage_only", "properties")
+HUNG = pytest.StashKey[dict]()  # test file's stage number -> where its first hang was
 
 
 def pytest_addoption(parser):
@@ -51,6 +71,10 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{stage.marker}: stage {stage.number}, {stage.title}")
     config.addinivalue_line("markers", "own_stage_only: a slow test that runs on its own stage's module only, "
                                        "even with --impl solutions (keeps feedback fast)")
+    config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
+                                       f"instead of the default (also for own_stage_only and properties)")
+    config.stash[HUNG] = {}
+    config.pluginmanager.register(WhereToStart(), "kata-where-to-start")
 
 
 def pytest_report_header(config):
@@ -66,6 +90,9 @@ def pytest_collection_modifyitems(config, items):
         stage = stage_of_module(item.module.__name__) if item.module else None
         if stage:
             item.add_marker(getattr(pytest.mark, stage.marker))
+        if stage and not item.get_closest_marker("timeout") and config.getoption("timeout", None) is None:
+            heavy = any(item.get_closest_marker(m) for m in HEAVY_MARKERS)
+            item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT if heavy else STAGE_TIMEOUT))
 
 
 def pytest_generate_tests(metafunc):
@@ -144,20 +171,74 @@ def pytest_unconfigure(config):
             found.__kata_remote__.close()
 
 
+def _stage_of(item):
+    return stage_of_module(item.module.__name__) if getattr(item, "module", None) else None
+
+
+def _module_file(item, stage) -> str:
+    """The learner's (or the reference's) module this test ran on, e.g. exercises/stage05_backward.py."""
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("engine") if callspec else None
+    if not isinstance(name, str):
+        name = f"{item.config.getoption('impl')}.{stage.module}"
+    return name.replace(".", "/") + ".py"
+
+
+def _test_place(error) -> str:
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if "/tests/" in f.filename.replace("\\", "/")]
+    if not frames:
+        return ""
+    f = frames[-1]
+    short = f.filename.replace("\\", "/").rsplit("/tests/", 1)[-1]
+    return f"tests/{short}:{f.lineno}: {(f.line or '').strip()}"
+
+
+def _is_timeout(error) -> bool:
+    return isinstance(error, pytest.fail.Exception) and str(error).startswith("Timeout (>")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """After a stage's first hang, its other tests are not run: one loop costs seconds, not minutes."""
+    stage = _stage_of(item)
+    hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
+    if hung:
+        pytest.skip(f"{explain.NOT_RUN_PREFIX}stage {stage.number} stopped at its first hang, in {hung}")
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    if report.skipped and isinstance(report.longrepr, tuple) and explain.NOT_RUN_PREFIX in report.longrepr[2]:
+        path, line, text = report.longrepr
+        report.longrepr = (path, line, text[text.index(explain.NOT_RUN_PREFIX):])
+        return report
     if not report.failed:
         return report
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
+    stage = _stage_of(item)
     if checks:  # pytest-check's soft failures: every wrong gradient, one line each
         report.longrepr = "\n".join(checks)
     elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
         report.longrepr = f"not written yet: {error}"
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
+    elif stage is None or error is None:
+        pass
+    elif _is_timeout(error):
+        limit = str(error)[len("Timeout (>"):].split("s)", 1)[0]
+        try:
+            limit = float(limit)
+        except ValueError:
+            limit = float("nan")
+        report.longrepr = explain.hang(error, _module_file(item, stage), limit, stage.number)
+        item.config.stash[HUNG].setdefault(stage.number, item.name)
+    elif not isinstance(error, (AssertionError, pytest.fail.Exception, pytest.skip.Exception)):
+        report.longrepr = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
+                                        _test_place(error))
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
@@ -175,3 +256,21 @@ def with_learner_frames(text, frames):
         at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
         yours = [f"{file}:{line}:\n    {code}" for file, line, code in frames]
     return "\n".join(lines[:at] + yours + lines[at:])
+
+
+class WhereToStart:
+    """A bare ``pytest`` over several stages ends with one line: where to start.
+    (A plugin object, so its ``pytest_unconfigure`` runs after pytest's last
+    summary line and beside any other ``pytest_unconfigure`` of this conftest.)"""
+
+    def pytest_unconfigure(self, config):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or config.getoption("kata_results", None):
+            return
+        failing = sorted({stage.number for key in ("failed", "error")
+                          for report in reporter.stats.get(key, [])
+                          if (stage := stage_of_module(report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1][:-3]))})
+        if len(failing) > 1:
+            first = failing[0]
+            reporter.write_line(f"{len(failing)} stages have failing tests; work on one at a time, the first: "
+                                f"kata check {first}  (or: pytest -m stage{first} -x)")

@@ -100,6 +100,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except LookupError as error:  # manifest.KataNotFound: run outside a kata checkout
+        from autograd_kata.core.manifest import KataNotFound
+        if not isinstance(error, KataNotFound):
+            raise
+        print(f"kata: {error}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0
 

@@ -13,6 +13,9 @@ from autograd_kata.core.manifest import STAGES, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Each test starts pytest in a child process (a second or two each, more on a busy machine).
+pytestmark = pytest.mark.timeout(90)
+
 
 @pytest.fixture
 def repo(tmp_path):
@@ -80,12 +83,37 @@ def test_a_syntax_error_in_one_stage_leaves_the_others_alone(repo):
     assert f"{passed_stage2} passed" in tail, tail
 
 
-def test_an_infinite_loop_fails_within_the_time_limit(repo):
+def test_an_infinite_loop_fails_within_the_time_limit_and_stops_its_stage(repo):
     solve(repo, 1)
     path = repo / STAGES[0].source()
     path.write_text(path.read_text().replace("self.data = float(data)", "while True:\n            pass"))
     start = time.monotonic()
-    proc = pytest_in(repo, STAGES[0].test_file, "-q", "-x", "-o", "timeout=1", timeout=60)
+    proc = pytest_in(repo, STAGES[0].test_file, "-q", timeout=60)
     assert proc.returncode == 1
-    assert "Timeout" in proc.stdout
+    loop = next(n for n, line in enumerate(path.read_text().splitlines(), 1) if line.strip() == "while True:")
+    assert "hung: the test ran past its 2 s time limit; your code was at exercises/stage01_value.py:" in proc.stdout
+    assert any(f"exercises/stage01_value.py:{n}, in __init__" in proc.stdout for n in (loop, loop + 1)), proc.stdout
+    assert "An infinite loop?" in proc.stdout
+    tail = proc.stdout.strip().splitlines()[-1]
+    assert "1 failed" in tail and "8 skipped" in tail, tail  # the first hang stopped the stage
     assert time.monotonic() - start < 20
+
+
+def test_a_heavy_test_gets_the_larger_time_limit(repo):
+    proc = pytest_in(repo, STAGES[4].test_file, "--impl", "solutions", "-q", "--collect-only")
+    assert proc.returncode == 0
+    code = ("import conftest, sys; print(conftest.STAGE_TIMEOUT, conftest.HEAVY_TIMEOUT)")
+    limits = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{repo / 'tests'}"})
+    stage_limit, heavy_limit = map(float, limits.stdout.split())
+    assert stage_limit <= 2 < heavy_limit
+    # the 100,000-op chain is marked own_stage_only, so it gets the heavy limit: it passes under load
+    proc = pytest_in(repo, STAGES[4].test_file, "--impl", "solutions", "-q", "-k", "100000")
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_a_bare_pytest_over_several_stages_ends_pointing_at_the_first(repo):
+    proc = pytest_in(repo, STAGES[0].test_file, STAGES[1].test_file, "-q")
+    assert proc.returncode == 1
+    assert proc.stdout.rstrip().splitlines()[-1] == ("2 stages have failing tests; work on one at a time, "
+                                                     "the first: kata check 1  (or: pytest -m stage1 -x)")

@@ -162,12 +162,20 @@ def stage_of_module(module: str) -> Stage | None:
     return None
 
 
+class KataNotFound(LookupError):
+    """No kata checkout around the working directory."""
+
+
 def find_root(start: str | os.PathLike | None = None) -> Path:
     """The kata's root folder: the nearest one up from ``start`` (or the
-    working directory) that holds ``exercises/`` and ``tests/``; failing that,
-    the folder this package was installed from."""
+    working directory) that holds ``exercises/`` and ``tests/``.  Raises
+    ``KataNotFound`` naming where it looked: it never falls back to the
+    package's own folder (an installed package would then write into
+    site-packages)."""
     here = Path(start or os.getcwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
             return folder
-    return Path(__file__).resolve().parent.parent
+    raise KataNotFound(
+        f"no kata here: looked for a folder holding both exercises/ and tests/ in {here} "
+        f"and every folder above it. Run kata inside your copy of the kata (cd into it).")

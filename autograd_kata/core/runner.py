@@ -1,21 +1,74 @@
 """Run stage tests in a fresh pytest process and read back every test's outcome.
 
-Results are read from pytest's JUnit XML and *fail closed*: a test counts as
-passed only when the report says it passed.  One process can run many stages;
-a stage module that does not import fails only its own tests (the ``engine``
-fixture imports lazily), so the others' results stand.
+The one results channel (``autograd_kata.core.results``) writes each test's
+outcome and *full* message as JSON; this module reads it and *fails closed*: a
+test counts as passed only when the file says so, and a run that reported fewer
+tests than it collected is a problem, never a pass.
+
+The run is ours: pytest gets the project's configuration only.  The learner's
+``PYTEST_*`` environment (``PYTEST_ADDOPTS=-k ...``, ``PYTEST_PLUGINS``, ...)
+is dropped, the configuration file is named explicitly (a stray ``pytest.ini``
+does not win), plugin auto-loading is off and only the plugins the stage tests
+need (``PLUGINS``: pytest-check, pytest-timeout) are loaded by name, and the
+ones that reorder, select, repeat or parallelise tests are blocked besides
+(``-p no:X`` for a plugin that is not installed is harmless).  Auto-loading
+off also spares the run pytest's assertion rewriting of every module of every
+installed plugin's distribution (Hypothesis alone: ~2 s of CPU per run).  Only a run without extra selection arguments is ``complete``, and
+only a complete run may be cached as a stage's result.
+
+One process can run many stages; a stage module that does not import fails
+only its own tests (the ``engine`` fixture imports lazily).  Where
+pytest-timeout has to use its thread method, a hang ends the whole process:
+then each stage of the run is run again on its own, so one hanging stage does
+not leave the others untested.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograd_kata.core.manifest import STAGES, Stage, stage_of_module
+from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
+from autograd_kata.core.manifest import STAGES, Stage
+
+# Plugins that change which tests run, in what order, how often or in which
+# process.  None of them is needed by the stage tests.
+BLOCKED_PLUGINS = (
+    "cacheprovider",   # --lf/--ff/--nf/--sw and the cache folder
+    "stepwise",        # --sw: stop at the first failure, resume there
+    "randomly",        # pytest-randomly: shuffles tests and reseeds random
+    "random_order",    # pytest-random-order
+    "xdist",           # pytest-xdist: -n, --dist
+    "xdist.looponfail",
+    "rerunfailures",   # pytest-rerunfailures: a flaky pass is not a pass
+    "flaky",
+    "repeat",          # pytest-repeat
+    "order",           # pytest-order
+    "ordering",        # pytest-ordering
+    "testmon",         # pytest-testmon: selects tests by changed code
+    "picked",          # pytest-picked
+    "forked",          # pytest-forked
+    # Not a reordering plugin but a cost: Hypothesis' pytest plugin imports all of
+    # Hypothesis at start-up (~0.6 s of CPU, half of a stage run). Property tests
+    # run without it (the falsifying example still comes as the error's note).
+    "hypothesispytest",
+)
+
+# The plugins the stage tests need (pytest11 entry-point names), loaded by name
+# with auto-loading off. A new plugin the tests rely on must be added here.
+PLUGINS = ("check", "timeout")
+
+# A learner's pytest settings that would leak into the run through the environment.
+LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
+
+# The kinds of failure, most basic first: the order in which ``kata check``
+# shows them (a module that does not import explains every other failure).
+KINDS = ("import", "unwritten", "hang", "crash", "wrong", "not run", "other")
 
 
 @dataclass
@@ -23,6 +76,27 @@ class Outcome:
     name: str        # e.g. test_tanh_slope_comes_from_the_output[stage04_tanh]
     status: str      # passed, failed, error, skipped
     message: str = ""
+
+    @property
+    def kind(self) -> str:
+        """What sort of failure this is (see ``KINDS``), read from the message
+        the root conftest wrote."""
+        if self.status == "passed":
+            return "passed"
+        text = self.message
+        if text.startswith(NOT_RUN_PREFIX) or self.status == "skipped":
+            return "not run"
+        if " does not import" in text.split("\n", 1)[0]:
+            return "import"
+        if text.startswith("not written yet:"):
+            return "unwritten"
+        if text.startswith(HANG_PREFIX) or text.startswith("Failed: Timeout"):
+            return "hang"
+        if text.startswith(CRASH_PREFIX):
+            return "crash"
+        if self.status == "error":
+            return "other"
+        return "wrong"
 
 
 class Tally:
@@ -48,62 +122,135 @@ class StageResult(Tally):
     stage: Stage
     impl: str
     tests: list[Outcome] = field(default_factory=list)
-    problem: str = ""  # why the stage could not be run at all, if so
+    problem: str = ""       # why the stage could not be run at all, if so
+    complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
 
     @property
     def ok(self) -> bool:
-        return not self.problem and self.all_passed
+        return not self.problem and self.complete and self.all_passed
 
 
-def pytest_command(impl: str, stages, junit: Path, extra=()) -> list[str]:
+def child_env(impl: str) -> dict[str, str]:
+    """The environment of the pytest process: ours, minus the learner's pytest settings."""
+    env = {k: v for k, v in os.environ.items() if not LEAKY_ENV.match(k)}
+    env["KATA_IMPL"] = impl
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only PLUGINS, loaded by name
+    # The learner's file may be saved twice within one second at the same size;
+    # a cached .pyc keyed by mtime and size would then test the old code.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def needed_plugins() -> list[str]:
+    """``-p module`` for each of ``PLUGINS`` that is installed (by its entry point)."""
+    from importlib.metadata import entry_points
+    found = {ep.name: ep.value for ep in entry_points(group="pytest11") if ep.name in PLUGINS}
+    return [arg for name in PLUGINS if name in found for arg in ("-p", found[name])]
+
+
+def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None) -> list[str]:
     files = [s.test_file for s in stages]
-    return [sys.executable, "-m", "pytest", *files, f"--impl={impl}", "-q", "--no-header",
-            "-p", "no:cacheprovider", f"--junitxml={junit}", "-o", "junit_family=xunit2", *extra]
+    blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")] + needed_plugins()
+    root = Path(root or ".")
+    config = [f"--rootdir={root}"]
+    if (root / "pyproject.toml").is_file():  # named, so a stray pytest.ini or tox.ini does not win
+        config[:0] = ["-c", str(root / "pyproject.toml")]
+    return [sys.executable, "-m", "pytest", *files, f"--impl={impl}", "-q", "--no-header", "-rN",
+            *config, *blocked, "-p", "autograd_kata.core.results", f"--kata-results={results}", *extra]
 
 
-def case_status(case: ET.Element) -> tuple[str, str]:
-    """(status, message) of one JUnit <testcase>: passed unless a child says otherwise."""
-    for child in case:
-        if child.tag in ("failure", "error", "skipped"):
-            status = {"failure": "failed"}.get(child.tag, child.tag)
-            return status, (child.get("message") or child.text or "").strip()
-    return "passed", ""
-
-
-def parse_junit(path: Path, impl: str, stages) -> dict[int, StageResult]:
-    results = {s.number: StageResult(s, impl) for s in stages}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        stage = stage_of_module(case.get("classname", "") or "")
-        if stage is None or stage.number not in results:
+def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[int, StageResult]:
+    """One ``StageResult`` per stage from the JSON the results plugin wrote."""
+    results = {s.number: StageResult(s, impl, complete=complete) for s in stages}
+    reported = 0
+    for entry in data["tests"]:
+        reported += 1
+        number = entry.get("stage")
+        if number not in results:
             continue
-        results[stage.number].tests.append(Outcome(case.get("name", "?"), *case_status(case)))
+        outcome = entry.get("outcome")
+        status = outcome if outcome in ("passed", "failed", "error", "skipped") else "error"
+        results[number].tests.append(Outcome(str(entry.get("name", "?")), status, str(entry.get("message", ""))))
+    collected = data.get("collected")
+    short = not isinstance(collected, int) or reported < collected
     for result in results.values():
         if not result.tests:
             result.problem = "no test of this stage was reported"
+        elif short:
+            result.problem = (f"the run stopped early: {reported} of {collected} collected tests reported "
+                              f"(exit status {data.get('exitstatus')})")
     return results
+
+
+def read_results(path: Path) -> dict:
+    """The JSON the results plugin (``autograd_kata.core.results``) wrote, with the
+    same checks as its ``read()``; read here because importing that plugin
+    imports pytest, a fifth of a second the learner's command need not pay."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"no readable results at {path}: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
+        raise ValueError(f"results at {path} are not in the expected shape")
+    return data
+
+
+def hang_location(output: str, stage: Stage) -> str:
+    """From pytest-timeout's stack dump (thread method): the innermost line of
+    the stage's module, as ``path:line: text``; "" if none."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', output)
+    own = [(p, n, text) for p, n, text in frames if p.replace("\\", "/").endswith(stage.source("exercises"))
+           or p.replace("\\", "/").endswith(stage.source("solutions"))]
+    if not own:
+        return ""
+    path, line, text = own[-1]
+    short = next(stage.source(impl) for impl in ("exercises", "solutions")
+                 if path.replace("\\", "/").endswith(stage.source(impl)))
+    return f"{short}:{line}: {text.strip()}"
+
+
+def _run_once(impl, stages, root, timeout, extra):
+    """(results or None, why not)."""
+    with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
+        out = Path(tmp) / "results.json"
+        try:
+            proc = subprocess.run(pytest_command(impl, stages, out, extra, root), cwd=root,
+                                  env=child_env(impl), capture_output=True, text=True,
+                                  encoding="utf-8", errors="replace", timeout=timeout)
+            output = proc.stdout + proc.stderr
+            crash = f"pytest exited with code {proc.returncode}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        except subprocess.TimeoutExpired:
+            output, crash = "", f"the tests did not finish within {timeout:.0f} s"
+        if out.exists():
+            try:
+                return parse_results(read_results(out), impl, stages, complete=not extra), ""
+            except ValueError as error:
+                crash = f"unreadable test report: {error}"
+        if len(stages) == 1:
+            where = hang_location(output, stages[0])
+            if "Timeout" in output:
+                crash = (f"{HANG_PREFIX}a test ran past its time limit and stopped every test"
+                         + (f"; your code was at {where} (an infinite loop?)" if where else "")
+                         + f"\n{crash}")
+        return None, crash
 
 
 def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
         timeout: float = 300, extra=()) -> dict[int, StageResult]:
     """Run ``stages``' tests against ``impl`` in one pytest process under ``root``."""
-    root = Path(root or Path.cwd())
+    root = Path(root or Path.cwd()).resolve()
     missing = {s.number: StageResult(s, impl, problem=f"{s.test_file} is missing")
                for s in stages if not (root / s.test_file).is_file()}
     stages = [s for s in stages if s.number not in missing]
     if not stages:
         return missing
-    with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
-        junit = Path(tmp) / "junit.xml"
-        env = {**os.environ, "KATA_IMPL": impl, "PYTHONDONTWRITEBYTECODE": "1"}
-        try:
-            proc = subprocess.run(pytest_command(impl, stages, junit, extra), cwd=root, env=env,
-                                  capture_output=True, text=True, timeout=timeout)
-            crash = f"pytest exited with code {proc.returncode}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-        except subprocess.TimeoutExpired:
-            crash = f"the tests did not finish within {timeout:.0f} s"
-        if junit.exists():
-            try:
-                return {**parse_junit(junit, impl, stages), **missing}
-            except ET.ParseError as error:
-                crash = f"unreadable test report: {error}"
-    return {**{s.number: StageResult(s, impl, problem=crash) for s in stages}, **missing}
+    got, crash = _run_once(impl, stages, root, timeout, extra)
+    if got is not None:
+        return {**got, **missing}
+    if len(stages) > 1:  # one stage may have taken the process down: run each alone
+        alone = {}
+        for s in stages:
+            one, why = _run_once(impl, [s], root, timeout, extra)
+            alone.update(one or {s.number: StageResult(s, impl, problem=why)})
+        return {**alone, **missing}
+    return {stages[0].number: StageResult(stages[0], impl, problem=crash), **missing}

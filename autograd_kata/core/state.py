@@ -26,7 +26,7 @@ from pathlib import Path
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path
 from autograd_kata.core.manifest import Stage
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: results read from the JSON results channel (full messages)
 
 
 def kata_dir(root: Path) -> Path:
@@ -158,6 +158,23 @@ def cache_path(root: Path) -> Path:
     return kata_dir(root) / "cache" / "results.json"
 
 
+def known_results(stages, root: Path, impl: str = "exercises") -> dict:
+    """The stored ``StageResult`` of each of ``stages`` whose files have not
+    changed since; nothing is run (a stage not in the cache is left out)."""
+    from autograd_kata.core.runner import Outcome, StageResult
+    store = load_json(cache_path(root), {})
+    found = {}
+    for s in stages:
+        entry = store.get(f"{impl}:{s.number}") if isinstance(store, dict) else None
+        if isinstance(entry, dict) and entry.get("key") == result_key(s, root, impl):
+            try:
+                found[s.number] = StageResult(s, impl, [Outcome(*t) for t in entry["tests"]],
+                                              entry.get("problem", ""))
+            except (KeyError, TypeError):
+                pass
+    return found
+
+
 def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = False, run=None,
                    announce=None):
     """Every stage's ``StageResult``, re-running (in one pytest process) only
@@ -193,8 +210,9 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
         for s in stale:
             r = new[s.number]
             results[s.number] = r
-            # A crash or a time-out may be passing trouble: never remember it.
-            if r.problem and not r.problem.endswith("is missing"):
+            # A crash or a time-out may be passing trouble, and a run that did not
+            # select every test of the stage is no verdict on it: never remember either.
+            if (r.problem and not r.problem.endswith("is missing")) or not r.complete:
                 store.pop(f"{impl}:{s.number}", None)
                 continue
             # Re-hash after the run: a file saved during it must not get this result.

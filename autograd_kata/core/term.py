@@ -1,4 +1,4 @@
-"""Terminal output policy shared by every command: when to colour."""
+"""Terminal output policy shared by every command: when to colour, when to move the cursor."""
 from __future__ import annotations
 
 import os
@@ -12,6 +12,18 @@ def use_colour(stream=None) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def cursor_ok(stream=None) -> bool:
+    """Cursor codes (erase a line, clear the screen) only on a terminal that takes
+    them: a tty whose TERM is not ``dumb`` (Emacs' shell, some CI consoles)."""
+    stream = stream or sys.stdout
     if os.environ.get("TERM") == "dumb":
         return False
     try:

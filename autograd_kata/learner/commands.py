@@ -18,39 +18,16 @@ from pathlib import Path
 
 from autograd_kata.core.manifest import STAGES, Stage, find_root
 from autograd_kata.core.manifest import stage as _lookup
-from autograd_kata.core.term import use_colour
+from autograd_kata.core.manifest import KataNotFound
+from autograd_kata.learner.feedback import Style, first_unfinished, report, results, say, stage_state
+from autograd_kata.learner.feedback import make_style as _style
+from autograd_kata.learner.feedback import tolerant_output
 
 LEVELS = (1, 2, 3)
 
 
 # --- output -------------------------------------------------------------------
-
-_CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
-
-
-class Style:
-    """``style.red(text)`` etc.: ANSI colour when enabled, the text unchanged otherwise."""
-
-    def __init__(self, colour: bool, stream=None):
-        self.colour = colour
-        encoding = (getattr(stream or sys.stdout, "encoding", None) or "").lower()
-        fancy = encoding.replace("-", "").startswith("utf")
-        self.tick, self.cross = ("✓", "✗") if fancy else ("+", "x")
-
-    def __getattr__(self, name):
-        code = _CODES.get(name)
-        if code is None:
-            raise AttributeError(name)
-        return (lambda text: f"\033[{code}m{text}\033[0m") if self.colour else (lambda text: text)
-
-
-def _style(stream=None) -> Style:
-    return Style(use_colour(stream), stream)
-
-
-def say(*parts, file=None):
-    print(*parts, file=file or sys.stdout, flush=True)
-
+# The report and its output live in feedback.py, shared with watch.py.
 
 def error(text: str) -> None:
     say(f"kata: {text}", file=sys.stderr)
@@ -67,11 +44,15 @@ class Refusal(Exception):
 def _handler(function):
     """Wrap a command so a ``Refusal`` becomes its message on stderr and an exit code."""
     def run(args) -> int:
+        tolerant_output()
         try:
             return function(args)
         except Refusal as refusal:
             error(str(refusal))
             return refusal.code
+        except KataNotFound as missing:
+            error(str(missing))
+            return 2
     run.__doc__ = function.__doc__
     return run
 
@@ -88,112 +69,6 @@ def rel(path: Path, root: Path) -> str:
         return Path(path).relative_to(root).as_posix()
     except ValueError:
         return str(path)
-
-
-# --- results ----------------------------------------------------------------
-
-def _announce(stages) -> None:
-    """On a terminal, say which tests are running (they may take a few seconds); then erase it."""
-    stream = sys.stderr
-    try:
-        if not stream.isatty():
-            return
-    except (AttributeError, ValueError):
-        return
-    if stages:
-        numbers = ", ".join(str(s.number) for s in stages)
-        stream.write(f"running the tests of stage{'s' * (len(stages) > 1)} {numbers}...")
-    else:
-        stream.write("\r\033[K")
-    stream.flush()
-
-
-def results(stages, root, fresh=False):
-    from autograd_kata.core.state import cached_results
-    return cached_results(stages, root, fresh=fresh, announce=_announce)
-
-
-def first_unfinished(all_results) -> Stage | None:
-    for s in STAGES:
-        if not all_results[s.number].ok:
-            return s
-    return None
-
-
-def stage_state(s: Stage, result, root: Path) -> str:
-    """done, in progress, not started (or: file missing)."""
-    if result.ok:
-        return "done"
-    if not (root / s.source("exercises")).is_file():
-        return "file missing"
-    from autograd_kata.core.state import is_pristine
-    untouched = is_pristine(s, root)
-    if untouched is None:  # no pristine copy to compare with: judge by the tests
-        untouched = result.passed == 0
-    return "not started" if untouched else "in progress"
-
-
-def short_name(name: str, s: Stage) -> str:
-    own = f"[{s.module}]"
-    return name.removesuffix(own)
-
-
-def message_lines(message: str, limit: int = 3) -> list[str]:
-    """The informative first lines of a failure (pytest-check's rulers and tallies dropped)."""
-    lines = []
-    for line in message.splitlines():
-        line = line.strip()
-        if not line or set(line) <= set("-=_") or line.startswith("Failed Checks:"):
-            continue
-        line = line.removeprefix("FAILURE: ")
-        if line not in lines:
-            lines.append(line)
-    if len(lines) > limit:
-        more = len(lines) - limit
-        lines = lines[:limit] + [f"(and {more} more line{'s' * (more > 1)})"]
-    return lines or ["(no message)"]
-
-
-def report(result, root: Path, style: Style, out=say) -> bool:
-    """Print one stage's result: failures grouped by message, or the congratulation."""
-    s = result.stage
-    head = f"Stage {s.number} - {s.title}"
-    if result.problem:
-        out(style.red(f"{style.cross} {head}: could not be tested"))
-        for line in result.problem.splitlines()[:12]:
-            out(f"    {line}")
-        return False
-    if result.ok:
-        out(style.green(style.bold(f"{style.tick} {head}: all {result.total} tests pass. Well done!")))
-        out(f"  What it taught: {s.lesson}")
-        later = [t for t in STAGES if t.number > s.number]
-        steps = []
-        if (root / s.source("solutions")).is_file():
-            steps.append(f"compare with the reference: kata diff {s.number}")
-        steps.append(f"go on to stage {later[0].number} ({later[0].title}): kata check {later[0].number}"
-                     if later else "that was the last stage: your engine is complete")
-        out(f"  Next: {steps[0]}")
-        for step in steps[1:]:
-            out(f"  then: {step}")
-        return True
-    out(style.bold(f"{head}: {result.passed}/{result.total} tests pass"))
-    out("")
-    groups: dict[str, list[str]] = {}
-    for t in result.tests:
-        if t.status != "passed":
-            groups.setdefault(t.message, []).append(short_name(t.name, s))
-    for message, names in groups.items():
-        shown = ", ".join(names[:3])
-        if len(names) > 3:
-            shown += f" and {len(names) - 3} more"
-        out(style.red(f"{style.cross} {shown}"))
-        for line in message_lines(message):
-            out(f"    {line}")
-    failing = result.total - result.passed
-    out("")
-    out(f"{failing} test{'s' * (failing != 1)} to go. Fix the first, then run `kata check {s.number}` again."
-        f" Stuck? kata hint {s.number}")
-    return False
 
 
 # --- status -----------------------------------------------------------------
@@ -254,7 +129,8 @@ def _check(args) -> int:
     else:
         s = pick_stage(args.stage)
     result = results([s], root, fresh=True)[s.number]
-    return 0 if report(result, root, style) else 1
+    from autograd_kata.learner.feel import feel
+    return 0 if report(result, root, style, everything=args.all, feel=lambda st: feel(st, root)) else 1
 
 
 # --- hint -------------------------------------------------------------------
@@ -458,9 +334,13 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "check", help="run one stage's tests and explain each failure",
-        description="Run the tests of stage N (default: the first unfinished stage) and print each "
-                    "failure with its teaching message. Exit 0 if and only if the stage passes.")
+        description="Run the tests of stage N (default: the first unfinished stage) and explain the most "
+                    "basic failure (a module that does not import, then a stub not written, a hang, a "
+                    "crash, a wrong value), folding the rest. Exit 0 if and only if the stage passes.")
     p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
+    p.add_argument("--all", action="store_true",
+                   help="show every failing test in full (by default the most basic failure comes first "
+                        "and the rest are folded)")
     p.set_defaults(func=_handler(_check))
 
     p = sub.add_parser(

@@ -15,8 +15,10 @@ import threading
 import time
 from pathlib import Path
 
-from autograd_kata.learner.commands import _style, first_unfinished, report, results, say
 from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.term import cursor_ok
+from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, say
+from autograd_kata.learner.feel import feel
 
 POLL_INTERVAL = 0.5   # seconds between two looks at the files
 DEBOUNCE = 0.3        # quiet time after the last change before the tests run
@@ -85,20 +87,20 @@ def wait_for_change(folder: Path, changed: threading.Event, seen: dict) -> dict:
 
 
 def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
-    style = _style()
+    style = make_style()
     folder = root / "exercises"
     poll = poll or bool(os.environ.get("KATA_WATCH_POLL"))
     changed = threading.Event()
     observer = None if poll else start_observer(folder, changed)
     how = "file events" if observer else "polling"
-    tty = sys.stdout.isatty()
+    clear = cursor_ok(sys.stdout)  # never on TERM=dumb or a pipe
     target = given
     try:
         seen = snapshot(folder)
         while True:
             if target is None:
                 target = first_unfinished(results(STAGES, root))
-            if tty:
+            if clear:
                 sys.stdout.write("\033[2J\033[H")  # a fresh screen for the latest result
             stamp = time.strftime("%H:%M:%S")
             if target is None:
@@ -106,7 +108,7 @@ def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
             else:
                 say(style.dim(f"kata watch: stage {target.number} - {target.title} [{stamp}]"))
                 result = results([target], root)[target.number]
-                ok = report(result, root, style)
+                ok = report(result, root, style, feel=lambda s: feel(s, root))
                 if ok and given is None:
                     target = first_unfinished(results(STAGES, root))
                     if target is not None:

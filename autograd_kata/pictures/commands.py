@@ -312,8 +312,15 @@ def train_command(args) -> int:
             engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
             _say(f"training {where}'s MLP(2, [{', '.join(map(str, trainer.HIDDEN))}, 1]) on "
                  f"{len(xs)} two-moons points, {args.steps} steps of {min(args.batch, len(xs))}")
+            both = {"zero_grad": True} if args.no_zero_grad else {}
             model, losses, start = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr, batch=args.batch,
-                                        seed=args.seed, progress=trainer.Progress(args.steps))
+                                        seed=args.seed, progress=trainer.Progress(args.steps), **both)
+            without = None
+            if args.no_zero_grad:  # the same loop and seed, minus model.zero_grad()
+                _say("and again without zero_grad(): the same steps, the gradients left to pile up")
+                unzeroed, without, _ = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr,
+                                                   batch=args.batch, seed=args.seed,
+                                                   progress=trainer.Progress(args.steps), zero_grad=False)
             break
         except ImportError as error:
             _say(f"kata train: {error}")
@@ -334,12 +341,23 @@ def train_command(args) -> int:
     acc = trainer.accuracy(model, xs, ys)
     target = Path(args.out) if args.out else _default_out("train.png")
     target.parent.mkdir(parents=True, exist_ok=True)
-    trainer.plot(model, xs, ys, losses, target, acc=acc,
+    trainer.plot(model, xs, ys, losses, target, acc=acc, without=without,
                  title=f"{where}: MLP on two moons, {args.steps} steps, seed {args.seed}")
     print(f"loss over all {len(xs)} points {start:.4f} -> {trainer.mse(model, xs, ys):.4f}, "
           f"accuracy {acc:.0%}, trained in {train_seconds:.1f}s")
+    if without is not None:
+        print(f"without zero_grad(): {start:.4f} -> {_safe_mse(trainer, unzeroed, xs, ys)}, "
+              f"accuracy {trainer.accuracy(unzeroed, xs, ys):.0%} (the red curve)")
     print(f"wrote {target}")
     return 0
+
+
+def _safe_mse(trainer, model, xs, ys) -> str:
+    try:
+        value = trainer.mse(model, xs, ys)
+    except OverflowError:
+        return "overflow"
+    return f"{value:.4f}"
 
 
 # ------------------------------------------------------------------ register
@@ -418,4 +436,7 @@ def register(sub) -> None:
     p.add_argument("--lr", type=float, default=0.2, help="starting learning rate, falling to a tenth (default 0.2)")
     p.add_argument("--noise", type=float, default=0.1, help="how much the moons are blurred (default 0.1)")
     p.add_argument("--seed", type=int, default=0, help="seed for data, weights and batches (default 0)")
+    p.add_argument("--no-zero-grad", action="store_true",
+                   help="also train without model.zero_grad() (the same loop, seed and batches) and draw "
+                        "both loss curves in one picture: the gradients pile up and the loss stalls")
     p.set_defaults(func=train_command)

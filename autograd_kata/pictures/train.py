@@ -90,12 +90,29 @@ def mse(model, xs, ys) -> float:
     return sum((score(model, x) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
 
 
+def step(engine, model, xs, ys, lr: float, zero_grad: bool = True) -> float:
+    """One gradient-descent step on the mean squared error, as the reference
+    ``train()`` takes it, with or without ``model.zero_grad()``; the loss."""
+    errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
+    loss = sum(errors, engine.Value(0.0)) / len(errors)
+    if zero_grad:
+        model.zero_grad()
+    loss.backward()
+    for p in model.parameters():
+        p.data -= lr * p.grad
+    return float(loss.data)
+
+
 def fit(engine, xs, ys, *, steps: int = 200, lr: float = 0.2, batch: int = 16,
-        seed: int = 0, hidden=HIDDEN, progress: Progress | None = None):
+        seed: int = 0, hidden=HIDDEN, progress: Progress | None = None, zero_grad: bool | None = None):
     """Train ``engine.MLP(2, [*hidden, 1], seed=seed)`` with the module's own
     ``train()`` (mean squared error against labels +-1), one step per call on a
     random batch, the learning rate falling linearly to a tenth. Returns the
-    model, every step's batch loss, and the loss over all points before training."""
+    model, every step's batch loss, and the loss over all points before training.
+
+    With ``zero_grad`` True or False, every step is :func:`step` instead, with or
+    without ``zero_grad()``: the same loop both ways, so two runs differ in that
+    call only (``kata train --no-zero-grad``)."""
     model = engine.MLP(2, [*hidden, 1], seed=seed)
     start = mse(model, xs, ys)
     rng = random.Random(seed + 1)
@@ -104,15 +121,20 @@ def fit(engine, xs, ys, *, steps: int = 200, lr: float = 0.2, batch: int = 16,
     for k in range(steps):
         picked = rng.sample(range(len(xs)), batch)
         step_lr = lr * (1.0 - 0.9 * k / steps)
-        got = engine.train(model, [xs[i] for i in picked], [ys[i] for i in picked], steps=1, lr=step_lr)
-        losses.append(float(got[-1]))
+        bx, by = [xs[i] for i in picked], [ys[i] for i in picked]
+        if zero_grad is None:
+            losses.append(float(engine.train(model, bx, by, steps=1, lr=step_lr)[-1]))
+        else:
+            losses.append(step(engine, model, bx, by, step_lr, zero_grad))
         if progress:
             progress.update(k + 1, losses[-1])
     return model, losses, start
 
 
-def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: float | None = None):
-    """Two panels: the loss per step, and the decision boundary over the data."""
+def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: float | None = None,
+         without=None):
+    """Two panels: the loss per step, and the decision boundary over the data.
+    ``without``: the losses of the same training without zero_grad(), drawn beside."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -125,6 +147,11 @@ def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: fl
     if len(losses) >= window:
         smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
         left.plot(steps[window - 1:], smooth, color="#1d4ed8", linewidth=2, label=f"mean of {window}")
+    if without is not None:
+        finite = [x if math.isfinite(x) else float("nan") for x in without]  # a diverged run stops its line
+        left.plot(np.arange(1, len(finite) + 1), finite, color="#dc2626", linewidth=1.2,
+                  label="without zero_grad()")
+        left.lines[0].set_label("batch loss, with zero_grad()")
     left.set_yscale("log")
     left.set_xlabel("step")
     left.set_ylabel("mean squared error")

@@ -1,0 +1,176 @@
+"""Feel the answers: on passing stages 6, 7 and 8, numbers from the learner's own engine.
+
+* stage 6: what the ``=`` rules the stage started from (its pristine stub) gave
+  on ``a*a``, and what the learner's ``+=`` gives now;
+* stage 7: the same small fit with and without ``zero_grad()`` (final losses
+  side by side), and what a second ``backward()`` did on the learner's stage-6
+  engine against what it does now;
+* stage 8: the learner's MLP trained with and without ``zero_grad()``.
+
+The learner's code runs in a child process (``python -m
+autograd_kata.learner.feel N`` in the kata's root) with a time limit, so a
+slow or broken engine costs a line of output, never the command.
+"""
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+TIME_LIMIT = 20.0  # seconds for the whole demonstration
+STAGES_WITH_NUMBERS = (6, 7, 8)
+
+
+def feel(stage, root: Path) -> list[str]:
+    """Lines to print under a passing stage (none for most stages)."""
+    if stage.number not in STAGES_WITH_NUMBERS:
+        return []
+    try:
+        proc = subprocess.run([sys.executable, "-m", "autograd_kata.learner.feel", str(stage.number)],
+                              cwd=root, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                              timeout=TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        return [f"(the numbers from your engine took over {TIME_LIMIT:g} s: skipped)"]
+    except OSError:
+        return []
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 and not lines:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return [f"(the numbers from your engine could not be computed: {last})"]
+    return lines
+
+
+# --- in the child process: the learner's engine -----------------------------------
+
+def _g(x) -> str:
+    return f"{x:.4g}"
+
+
+def _naive_stage6(root: Path):
+    """The stage-6 module as the learner started it (every rule assigns)."""
+    from autograd_kata.core.manifest import stage
+    from autograd_kata.core.state import pristine_stub
+    s = stage(6)
+    module = types.ModuleType(f"{s.module}_as_you_started")
+    code = compile(pristine_stub(s, root), f"{s.source('exercises')} (as you started it)", "exec")
+    exec(code, module.__dict__)  # noqa: S102 - the kata's own stub, from solutions/ or the release
+    return module
+
+
+def square_slope(engine) -> float:
+    a = engine.Value(3.0)
+    b = a * a
+    b.backward()
+    return a.grad
+
+
+def stage6(root: Path) -> list[str]:
+    mine = importlib.import_module("exercises.stage06_accumulate")
+    lines = []
+    try:
+        before = _g(square_slope(_naive_stage6(root)))
+    except Exception as error:  # noqa: BLE001 - the stub may not run at all
+        before = f"an error ({type(error).__name__})"
+    lines.append(f"Your own engine, b = a * a at a = 3 (the slope of a*a is 2a = 6): "
+                 f"the `=` rules you started from gave a.grad = {before}; your `+=` gives {_g(square_slope(mine))}.")
+    return lines
+
+
+def line_fit(engine, zero_grad: bool, steps: int = 60, lr: float = 0.1) -> list[float]:
+    """Fit y = w*x + b to points of y = 2x - 1 (the stage-7 test's fit)."""
+    class Line(engine.Module):
+        def __init__(self):
+            self.w, self.b = engine.Value(0.0), engine.Value(0.0)
+
+        def __call__(self, x):
+            return self.w * x + self.b
+
+        def parameters(self):
+            return [self.w, self.b]
+
+    model, xs, losses = Line(), [-1.0, 0.0, 1.0, 2.0], []
+    for _ in range(steps):
+        loss = sum(((model(x) - (2 * x - 1)) ** 2 for x in xs), engine.Value(0.0)) / len(xs)
+        if zero_grad:
+            model.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            p.data -= lr * p.grad
+        losses.append(loss.data)
+    return losses
+
+
+def two_backwards(engine, **first_call):
+    """x.grad after one backward(**first_call) of y = x*x + x at x = 2, then after a
+    second plain one; and the first sentence of the error, if it refused."""
+    x = engine.Value(2.0)
+    y = x * x + x
+    y.backward(**first_call)
+    first = x.grad
+    try:
+        y.backward()
+    except RuntimeError as error:
+        return first, x.grad, str(error).split(". ")[0].strip().rstrip(".")
+    return first, x.grad, ""
+
+
+def stage7(root: Path) -> list[str]:
+    mine = importlib.import_module("exercises.stage07_zero_grad")
+    good, bad = line_fit(mine, True), line_fit(mine, False)
+    lines = [f"Your own engine fitting y = 2x - 1 ({len(good)} steps): final loss {_g(good[-1])} with zero_grad(), "
+             f"{_g(bad[-1])} without (the old gradients keep pushing: it overshoots)."]
+    try:
+        old = two_backwards(importlib.import_module("exercises.stage06_accumulate"))
+        lines.append(f"A second backward() of y = x*x + x at x = 2 (dy/dx = 5): your stage-6 engine went "
+                     f"x.grad {_g(old[0])} -> {_g(old[1])}, silently.")
+    except Exception as error:  # noqa: BLE001 - stage 6 may be unwritten; stage 7 stands alone
+        lines.append(f"(your stage-6 engine could not run the second backward(): {type(error).__name__})")
+    now = two_backwards(mine)
+    retained = two_backwards(mine, retain_graph=True)
+    said = f"refuses (\"{now[2]}\") and x.grad stays {_g(now[1])}" if now[2] else f"gives x.grad {_g(now[1])}"
+    lines.append(f"Your stage-7 engine {said}; after backward(retain_graph=True) the second adds exactly "
+                 f"one more copy: {_g(retained[0])} -> {_g(retained[1])}.")
+    return lines
+
+
+def mlp_fit(engine, zero_grad: bool, steps: int = 40, lr: float = 0.1) -> float:
+    """The learner's MLP on twelve points of two noisy blobs; the final loss."""
+    import random
+    rng = random.Random(1)
+    xs = [[rng.gauss(1 if i % 2 else -1, 0.5), rng.gauss(-1 if i % 2 else 1, 0.5)] for i in range(12)]
+    ys = [1.0 if i % 2 else -1.0 for i in range(12)]
+    model = engine.MLP(2, [4, 4, 1], seed=0)
+    loss = None
+    for _ in range(steps):
+        errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
+        loss = sum(errors, engine.Value(0.0)) / len(errors)
+        if zero_grad:
+            model.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            p.data -= lr * p.grad
+    return loss.data
+
+
+def stage8(root: Path) -> list[str]:
+    mine = importlib.import_module("exercises.stage08_mlp")
+    with_it, without = mlp_fit(mine, True), mlp_fit(mine, False)
+    return [f"Your own MLP(2, [4, 4, 1]) on twelve points, 40 steps: final loss {_g(with_it)} with zero_grad(), "
+            f"{_g(without)} without. Bigger: kata train --no-zero-grad draws both curves."]
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    root = Path.cwd()
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    number = int(argv[0])
+    for line in {6: stage6, 7: stage7, 8: stage8}[number](root):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
