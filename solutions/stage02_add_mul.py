@@ -42,8 +42,8 @@ class Value:
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad    # d(a+b)/da = 1
-            other.grad += out.grad   # d(a+b)/db = 1
+            self.grad = out.grad    # d(a+b)/da = 1
+            other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
         # END SOLUTION
@@ -55,8 +55,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad   # d(ab)/da = b
-            other.grad += self.data * out.grad   # d(ab)/db = a
+            self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
         # END SOLUTION

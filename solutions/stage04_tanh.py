@@ -45,8 +45,8 @@ class Value:
         out = Value(self.data + other.data, (self, other), '+')
 
         def _backward():
-            self.grad += out.grad    # d(a+b)/da = 1
-            other.grad += out.grad   # d(a+b)/db = 1
+            self.grad = out.grad    # d(a+b)/da = 1
+            other.grad = out.grad   # d(a+b)/db = 1
         out._backward = _backward
         return out
 
@@ -59,8 +59,8 @@ class Value:
         out = Value(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad   # d(ab)/da = b
-            other.grad += self.data * out.grad   # d(ab)/db = a
+            self.grad = other.data * out.grad   # d(ab)/da = b
+            other.grad = self.data * out.grad   # d(ab)/db = a
         out._backward = _backward
         return out
 
@@ -86,7 +86,7 @@ class Value:
         out = Value(t, (self,), 'tanh')
 
         def _backward():
-            self.grad += (1 - t * t) * out.grad   # the slope, read off the output t
+            self.grad = (1 - t * t) * out.grad   # the slope, read off the output t
         out._backward = _backward
         return out
         # END SOLUTION
@@ -97,7 +97,7 @@ class Value:
         out = Value(math.exp(self.data), (self,), 'exp')
 
         def _backward():
-            self.grad += out.data * out.grad   # e^x is its own slope
+            self.grad = out.data * out.grad   # e^x is its own slope
         out._backward = _backward
         return out
         # END SOLUTION
@@ -108,7 +108,7 @@ class Value:
         out = Value(max(self.data, 0.0), (self,), 'ReLU')
 
         def _backward():
-            self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch
+            self.grad = (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch
         out._backward = _backward
         return out
         # END SOLUTION
@@ -125,7 +125,7 @@ class Value:
         out = Value(self.data ** exponent, (self,), f'**{exponent}')
 
         def _backward():
-            self.grad += exponent * self.data ** (exponent - 1) * out.grad
+            self.grad = exponent * self.data ** (exponent - 1) * out.grad
         out._backward = _backward
         return out
         # END SOLUTION
