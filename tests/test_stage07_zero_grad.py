@@ -1,16 +1,38 @@
 """Stage 7: gradients live across backward() calls; a used graph refuses a second pass.
 
-Leaf gradients add up from one backward() to the next (that is why training
-calls zero_grad() every step). backward() releases the graph it walked, so a
-second pass raises unless the first asked for retain_graph=True; a retained
-second pass adds exactly one more copy to each leaf, as PyTorch does."""
-from expect import Expect
+The contract, clause by clause:
+
+1. Module().parameters() is []; model.zero_grad() sets the grad of every
+   parameter (through self.parameters()) to the float 0.0 and leaves the
+   data alone.
+2. Leaf grads add up from one backward() to the next, through fresh graphs,
+   until zero_grad(); backward() on a leaf root adds 1 to what it holds.
+3. backward() releases the whole graph it walked: another backward() through
+   any part of it raises RuntimeError naming retain_graph=True, whichever way
+   it is reached - a second plain call, retain_graph=True after a release,
+   a new root built on the released root, a new root built on an interior
+   node of the released graph.
+4. A refused backward() changes no grad and no data: it refuses first.
+5. backward(retain_graph=True) keeps the graph: a second pass adds exactly
+   one more copy of each leaf gradient (PyTorch's 1 -> 2, not micrograd's
+   1 -> 3), each interior node holds d(root)/d(node) once; the next plain
+   pass works and releases; a third raises.
+6. A gradient-descent fit converges with zero_grad() every step and visibly
+   fails without it.
+
+Code that defines a Module subclass runs @in_engine (where the engine lives)
+and hands back plain numbers."""
+import pytest
+
+from expect import Expect, in_engine
 
 expect = Expect(stage=7)
 
 EVERY = "zero_grad() must reset every parameter"
 REFUSE = "a second backward() must raise and name retain_graph=True"
+WHOLE = "backward() releases the whole graph, every interior node, not only its root"
 ONE_MORE = "retain_graph: 1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd"
+FIRST = "refuse before any grad changes (check first, then zero or seed)"
 
 
 def sum_times(engine, a, b, d):
@@ -21,8 +43,9 @@ def sum_times(engine, a, b, d):
     return a, b, d, s, e
 
 
-def grads_of(**nodes):
-    return {name: node.grad for name, node in nodes.items()}
+def state_of(**nodes):
+    """Every node's (data, grad): what a refused backward() must leave as it was."""
+    return {name: (node.data, node.grad) for name, node in nodes.items()}
 
 
 def test_a_module_has_no_parameters_by_default(engine):
@@ -30,7 +53,9 @@ def test_a_module_has_no_parameters_by_default(engine):
     expect.equal(got, [], "Module().parameters()", "the base class owns no Values: return an empty list")
 
 
-def test_zero_grad_resets_every_parameter(engine):
+@in_engine
+def zero_grad_of_four(engine, grads):
+    """A Module with four parameters holding ``grads``, after zero_grad(): [(data, grad, type name), ...]."""
     class Four(engine.Module):
         def __init__(self):
             self.w = [engine.Value(0.5), engine.Value(-1.0), engine.Value(2.0)]
@@ -40,30 +65,34 @@ def test_zero_grad_resets_every_parameter(engine):
             return [*self.w, self.b]
 
     model = Four()
-    for p, g in zip(model.parameters(), (1.5, 0.0, -2.0, 4.0)):
+    for p, g in zip(model.parameters(), grads):
         p.grad = g
     model.zero_grad()
-    got = [p.grad for p in model.parameters()]
+    return [(p.data, p.grad, type(p.grad).__name__) for p in model.parameters()]
+
+
+def test_zero_grad_resets_every_parameter(engine):
+    got = [grad for _, grad, _ in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
     expect.equal(got, [0.0, 0.0, 0.0, 0.0], "[p.grad for p in model.parameters()] after zero_grad()",
                  f"{EVERY} (the first, the last, all of them, through self.parameters())")
 
 
+def test_zero_grad_leaves_floats(engine):
+    kinds = [kind for _, _, kind in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
+    expect.true(kinds == ["float"] * 4,
+                f"after zero_grad() the grads are of types {kinds}, expected float: set p.grad = 0.0, "
+                "not the int 0 (a grad is a float from Value() on)")
+
+
 def test_zero_grad_leaves_the_data_alone(engine):
-    class Pair(engine.Module):
-        def __init__(self):
-            self.w, self.b = engine.Value(0.5), engine.Value(-1.0)
-
-        def parameters(self):
-            return [self.w, self.b]
-
-    model = Pair()
-    model.w.grad, model.b.grad = 3.0, -3.0
-    model.zero_grad()
-    expect.equal([model.w.data, model.b.data], [0.5, -1.0], "the data after zero_grad()",
+    got = [data for data, _, _ in zero_grad_of_four(engine, [3.0, -3.0, 1.0, 2.0])]
+    expect.equal(got, [0.5, -1.0, 2.0, 0.25], "the data after zero_grad()",
                  "zero_grad() forgets gradients only; the parameters keep their values")
 
 
-def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
+@in_engine
+def two_passes_then_zero_grad(engine):
+    """w.grad after two backward() through two graphs, then after zero_grad() and one more."""
     class One(engine.Module):
         def __init__(self):
             self.w = engine.Value(1.5)
@@ -75,11 +104,19 @@ def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
     x = engine.Value(-2.0)
     (model.w * x).backward()
     (model.w * x).backward()  # a fresh graph, the same leaf
-    expect.grads("two backward() calls through two graphs leave dloss/dw = x twice in w.grad: backward() adds "
-                 "into leaf grads and never resets them (only zero_grad() does)", w=(model.w, -4.0))
+    twice = model.w.grad
     model.zero_grad()
     (model.w * x).backward()
-    expect.grads(f"after zero_grad() the next backward() starts from 0: {EVERY}", w=(model.w, -2.0))
+    return twice, model.w.grad
+
+
+def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
+    twice, after = two_passes_then_zero_grad(engine)
+    expect.equal(twice, -4.0, "w.grad after backward() of w*x twice (two graphs, x = -2)",
+                 "backward() adds into leaf grads and never resets them (only zero_grad() does), so dloss/dw "
+                 "= x is there twice")
+    expect.equal(after, -2.0, "w.grad after zero_grad() and one more backward()",
+                 f"after zero_grad() the next backward() starts from 0: {EVERY}")
 
 
 def test_backward_on_a_leaf_adds_like_every_leaf(engine):
@@ -94,33 +131,72 @@ def test_backward_on_a_leaf_adds_like_every_leaf(engine):
                  "a leaf is no graph to release: every backward() on it adds 1, as PyTorch")
 
 
-def test_a_second_backward_raises_naming_retain_graph(engine):
-    *_, e = sum_times(engine, 2.0, -3.0, 0.5)
-    e.backward()
-    error = expect.raises(RuntimeError, e.backward,
-                          f"the first backward() released the graph: {REFUSE}")
-    expect.true("retain_graph=True" in str(error),
-                f"the RuntimeError says {str(error)!r}: {REFUSE}")
+def second_plain_call(engine, a, b, d, s, e):
+    return e, e.backward, {}
 
 
-def test_a_refused_backward_changes_no_grad(engine):
+def retain_after_release(engine, a, b, d, s, e):
+    return e, lambda: e.backward(retain_graph=True), {}
+
+
+def new_root_on_the_root(engine, a, b, d, s, e):
+    f = e * 2.0
+    return f, f.backward, {"f": f}
+
+
+def new_root_on_an_interior_node(engine, a, b, d, s, e):
+    f = s * 2.0
+    return f, f.backward, {"f": f}
+
+
+ROUTES = {
+    "second_plain_call": (second_plain_call, "the first backward() released the graph"),
+    "retain_after_release": (retain_after_release,
+                             "retain_graph=True asked for too late: the first backward() already released the graph"),
+    "new_root_on_the_root": (new_root_on_the_root, "f = e * 2 is built on e, the root of a released graph"),
+    "new_root_on_an_interior_node": (new_root_on_an_interior_node,
+                                     f"f = s * 2 is built on s = a + b, an interior node of the released graph "
+                                     f"under e: {WHOLE}"),
+}
+
+
+def released(engine, route):
+    """e = (a + b) * d walked back once (released), then the route's second backward(), not yet called."""
     a, b, d, s, e = sum_times(engine, 2.0, -3.0, 0.5)
     e.backward()
-    before = grads_of(a=a, b=b, d=d, s=s, e=e)
-    expect.raises(RuntimeError, e.backward, REFUSE)
-    after = grads_of(a=a, b=b, d=d, s=s, e=e)
-    expect.equal(after, before, "the grads after the refused backward()",
-                 f"{REFUSE}, and refuse before any grad changes (check first, then zero or seed)")
+    _, call, extra = ROUTES[route][0](engine, a, b, d, s, e)
+    return call, dict(a=a, b=b, d=d, s=s, e=e, **extra)
 
 
-def test_a_new_root_on_a_used_graph_is_refused_too(engine):
-    *_, e = sum_times(engine, 2.0, -3.0, 0.5)
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_a_second_backward_raises_naming_retain_graph(engine, route):
+    call, _ = released(engine, route)
+    why = ROUTES[route][1]
+    error = expect.raises(RuntimeError, call, f"{why}: {REFUSE}")
+    expect.true("retain_graph=True" in str(error), f"the RuntimeError says {str(error)!r}: {REFUSE}")
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_a_refused_backward_changes_no_grad_and_no_data(engine, route):
+    call, nodes = released(engine, route)
+    before = state_of(**nodes)
+    try:
+        call()
+    except RuntimeError:
+        pass  # the refusal itself is the test above; here only what it left behind counts
+    after = state_of(**nodes)
+    changed = {name: f"{before[name]} -> {after[name]}" for name in before if before[name] != after[name]}
+    expect.true(not changed,
+                f"{ROUTES[route][1]}; (data, grad) changed: {changed}: {REFUSE}, and {FIRST}")
+
+
+def test_a_graph_sharing_only_leaves_with_a_released_one_still_works(engine):
+    a, b, d, _s, e = sum_times(engine, 2.0, -3.0, 0.5)
     e.backward()
-    f = e * 2.0
-    error = expect.raises(RuntimeError, f.backward,
-                          f"f = e * 2 reuses the released graph under e: {REFUSE}")
-    expect.true("retain_graph=True" in str(error),
-                f"the RuntimeError says {str(error)!r}: {REFUSE}")
+    g = (a + b) * d  # new interior nodes, the same leaves
+    g.backward()
+    expect.grads("leaves are never released: a new graph on the same leaves walks back, and the leaf grads "
+                 "add up", a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
 
 
 def test_retain_graph_adds_exactly_one_more_copy(engine):
@@ -154,6 +230,7 @@ def test_after_retain_graph_a_plain_backward_works_then_a_third_raises(engine):
     expect.true("retain_graph=True" in str(error), f"the RuntimeError says {str(error)!r}: {REFUSE}")
 
 
+@in_engine
 def fit(engine, zero_grad, steps=60, lr=0.1):
     """Fit y = w*x + b to points of y = 2x - 1 by gradient descent; return every loss."""
 
@@ -182,11 +259,11 @@ def fit(engine, zero_grad, steps=60, lr=0.1):
 
 
 def test_training_converges_only_with_zero_grad_every_step(engine):
-    good = fit(engine, zero_grad=True)
+    good = fit(engine, True)
     expect.true(good[-1] < 1e-4,
                 f"fitting y = 2x - 1 with zero_grad() every step ended at loss {good[-1]:.4g} "
                 f"(started at {good[0]:.4g}), expected < 1e-4: {EVERY}")
-    bad = fit(engine, zero_grad=False)
+    bad = fit(engine, False)
     expect.true(min(bad[-10:]) > 0.1,
                 f"without zero_grad() the loss still fell to {min(bad[-10:]):.4g}: backward() must add into "
                 f"leaf grads, so old steps' gradients pile up and the fit keeps overshooting")
