@@ -13,6 +13,11 @@ The rules are tested by hand: set out.grad (never 1, so a missing `* out.grad`
 shows), call out._backward(), and read the parents' grads.  Every graph here
 uses each Value once: what a rule must do when a parent already holds a
 gradient is the discovery of stage 6."""
+import pytest
+
+from hypothesis import given
+
+from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect
 
 expect = Expect(stage=2)
@@ -85,3 +90,11 @@ def test_arithmetic_leaves_the_operands_alone(engine):
     expect.equal((a.data, b.data, a.grad, b.grad), (2.0, -3.0, 0.0, 0.0), "(a.data, b.data, a.grad, b.grad)",
                  "building a node reads its operands; only _backward() changes grads")
     expect.equal((a._prev, b._prev), (set(), set()), "(a._prev, b._prev)", "operands stay leaves")
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(2), reuse=False))
+def test_random_graphs_match_central_differences(engine, steps):
+    """Random graphs of the stage's operations (+ and *): every node's grad against central differences."""
+    expect_gradients(expect, engine, steps, "rules")

@@ -23,6 +23,9 @@ to an upstream value that is never 1 and runs each node's own _backward()
 through expect.backprop, outputs first."""
 import pytest
 
+from hypothesis import given
+
+from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, backprop, close, numeric_grads
 
 expect = Expect(stage=3)
@@ -204,3 +207,11 @@ def test_an_unsupported_operand_is_pythons_own_type_error(engine, expression, ma
                 f"{expression} raised TypeError({str(error)!r}), expected Python's own "
                 f"\"unsupported operand type(s) ...\": {NOT_IMPLEMENTED}; Python then tries the other "
                 "operand and raises that TypeError itself")
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(3), reuse=False))
+def test_random_graphs_match_central_differences(engine, steps):
+    """Random graphs of the operations so far (+, *, constants on either side, -, negation): every node's grad against central differences."""
+    expect_gradients(expect, engine, steps, "rules")

@@ -25,6 +25,9 @@ import math
 
 import pytest
 
+from hypothesis import given
+
+from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, backprop, numeric_grads
 
 expect = Expect(stage=4)
@@ -291,3 +294,11 @@ def test_pow_zero_is_constant(engine):
     x, out = unary(engine, 2.0, lambda v: v ** 0, "Value(2.0) ** 0 and its rule", rule)
     expect.equal(out.data, 1.0, "(Value(2.0) ** 0).data", rule)
     grads(rule, x=(x, 0.0))
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(4), reuse=False))
+def test_random_graphs_match_central_differences(engine, steps):
+    """Random graphs of the operations so far (+, *, -, constants, tanh, exp, relu, **, /): every node's grad against central differences."""
+    expect_gradients(expect, engine, steps, "rules")

@@ -20,6 +20,9 @@ import sys
 
 import pytest
 
+from hypothesis import given
+
+from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, in_engine, numeric_grads
 
 expect = Expect(stage=5)
@@ -213,3 +216,11 @@ def test_a_100000_op_chain_needs_no_recursion(engine):
                 f"build the order {NO_RECURSION}")
     expect.equal(got["rules_run"], 100_000, "the number of rules backward() ran on a 100,000-node chain",
                  f"every node's _backward runs, and {ONCE}")
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(4), reuse=False))
+def test_random_graphs_match_central_differences(engine, steps):
+    """Random graphs of the operations, walked back by backward(): every node's grad against central differences."""
+    expect_gradients(expect, engine, steps, "backward")

@@ -19,6 +19,11 @@ that rule, run by hand on a parent that already holds a gradient, is seen to
 overwrite it; otherwise it states the rule and the numbers."""
 import math
 
+import pytest
+
+from hypothesis import given
+
+from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, numeric_grads
 
 expect = Expect(stage=6)
@@ -263,3 +268,11 @@ def test_backward_with_reuse_matches_numeric_gradients(engine):
     expect.grads(because(engine, "backward() must agree with central differences on an expression that reuses "
                                  "a, b and c", *PROBES),
                  a=(a, want[0]), b=(b, want[1]), c=(c, want[2]))
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(4), reuse=True))
+def test_random_graphs_match_central_differences(engine, steps):
+    """Random graphs of the operations, nodes reused, walked back by backward(): every node's grad against central differences."""
+    expect_gradients(expect, engine, steps, "backward")

@@ -1,0 +1,211 @@
+"""Random expression graphs for the property tests: a net under the fixed examples.
+
+``graphs(ops, reuse)`` is a Hypothesis strategy for a small graph built from a
+stage's operations, written as a list of steps (the last one is the root).
+Each step is ``(op, args, const)``: ``args`` are indices of earlier steps,
+``const`` a plain number the op uses (a constant operand or an exponent).
+``build`` makes the graph from the engine's Values; ``evaluate`` computes it
+on plain floats, in the judge, so the truth never comes from the code under
+test; ``slopes`` turns that into central differences for every step, leaves
+and interior nodes alike.
+
+With ``reuse=False`` (stages 2-5) every step is used at most once, so the
+graph is a tree: a rule that assigns (=) is still right there, and stage 6
+stays a discovery.  With ``reuse=True`` a step may feed several later ones.
+
+The generator never produces a graph outside the ops' smooth domains: it
+skips an op whose input would sit on a kink (relu near 0), overflow (exp),
+leave pow's domain or divide by nearly 0, so no example is ever rejected.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from hypothesis import seed, strategies as st
+
+#: the operations each stage adds; a stage uses its own and every earlier one
+STAGE_OPS = {
+    2: ("add", "mul"),
+    3: ("neg", "sub", "add_n", "n_add", "mul_n", "n_mul", "sub_n", "n_sub"),
+    4: ("tanh", "exp", "relu", "pow", "div", "div_n", "n_div"),
+}
+UNARY = {"neg", "add_n", "n_add", "mul_n", "n_mul", "sub_n", "n_sub", "tanh", "exp", "relu", "pow",
+         "div_n", "n_div"}
+CONSTANTS = (-1.5, -0.5, 0.5, 2, 3)
+EXPONENTS = (2, 3, -1, 0.5)
+BIG = 50.0  # no step's value grows past this: central differences stay accurate
+
+
+def ops_up_to(stage: int) -> tuple[str, ...]:
+    return tuple(op for s in sorted(STAGE_OPS) if s <= stage for op in STAGE_OPS[s])
+
+
+def apply(op, xs, const):
+    """One step on plain floats (the judge's own arithmetic)."""
+    if op == "add":
+        return xs[0] + xs[1]
+    if op == "mul":
+        return xs[0] * xs[1]
+    if op == "sub":
+        return xs[0] - xs[1]
+    if op == "div":
+        return xs[0] / xs[1]
+    x = xs[0]
+    return {
+        "neg": lambda: -x, "add_n": lambda: x + const, "n_add": lambda: const + x,
+        "mul_n": lambda: x * const, "n_mul": lambda: const * x, "sub_n": lambda: x - const,
+        "n_sub": lambda: const - x, "tanh": lambda: math.tanh(x), "exp": lambda: math.exp(x),
+        "relu": lambda: max(x, 0.0), "pow": lambda: x ** const, "div_n": lambda: x / const,
+        "n_div": lambda: const / x,
+    }[op]()
+
+
+def smooth(op, xs, const) -> bool:
+    """Is the op well away from a kink, an overflow or a pole at these inputs?"""
+    x = xs[0]
+    if op == "relu":
+        return abs(x) > 0.05
+    if op == "exp":
+        return x < 3.0
+    if op == "pow":
+        return abs(x) > 0.2 and (x > 0.2 or float(const).is_integer())
+    if op == "n_div":
+        return abs(x) > 0.2
+    if op == "div":
+        return abs(xs[1]) > 0.2
+    return True
+
+
+@st.composite
+def graphs(draw, ops, reuse, max_depth=4):
+    """A list of steps ``(op, args, const)``; ``("leaf", (), value)`` steps are the inputs."""
+    steps, values, used = [], [], []
+
+    def add(step, value):
+        steps.append(step)
+        values.append(value)
+        used.append(0)
+        return len(steps) - 1
+
+    def leaf():
+        return add(("leaf", (), draw(st.integers(-20, 20)) / 10), None)
+
+    def node(depth):
+        if reuse and steps and draw(st.integers(0, 3)) == 0:
+            return draw(st.integers(0, len(steps) - 1))  # an earlier step, used once more
+        if depth == 0 or draw(st.integers(0, 3)) == 0:
+            return leaf()
+        op = draw(st.sampled_from(ops))
+        args = (node(depth - 1),) if op in UNARY else (node(depth - 1), node(depth - 1))
+        const = draw(st.sampled_from(EXPONENTS if op == "pow" else CONSTANTS))
+        xs = [value_of(a) for a in args]
+        if not smooth(op, xs, const):
+            return args[0] if op in UNARY else add(("mul", args, None), xs[0] * xs[1])
+        out = apply(op, xs, const)
+        if abs(out) > BIG:
+            return args[0]
+        return add((op, args, const), out)
+
+    def value_of(i):
+        return steps[i][2] if steps[i][0] == "leaf" else values[i]
+
+    root = node(max_depth)
+    if root != len(steps) - 1:  # the root must be the last step
+        steps.append(("add_n", (root,), 0.5))
+    return steps
+
+
+def evaluate(steps, bump=None):
+    """Every step's value on plain floats; ``bump = (i, h)`` adds h to step i's value."""
+    values = []
+    for i, (op, args, const) in enumerate(steps):
+        value = const if op == "leaf" else apply(op, [values[a] for a in args], const)
+        if bump is not None and bump[0] == i:
+            value += bump[1]
+        values.append(float(value))
+    return values
+
+
+def slopes(steps, h=1e-6):
+    """d(root)/d(step) for every step, by central differences on plain floats."""
+    return [(evaluate(steps, (i, h))[-1] - evaluate(steps, (i, -h))[-1]) / (2 * h) for i in range(len(steps))]
+
+
+def build(engine, steps):
+    """The graph made of the engine's Values: one node per step."""
+    nodes = []
+    for op, args, const in steps:
+        if op == "leaf":
+            nodes.append(engine.Value(const))
+            continue
+        xs = [nodes[a] for a in args]
+        x = xs[0]
+        nodes.append({
+            "add": lambda: xs[0] + xs[1], "mul": lambda: xs[0] * xs[1], "sub": lambda: xs[0] - xs[1],
+            "div": lambda: xs[0] / xs[1], "neg": lambda: -x, "add_n": lambda: x + const,
+            "n_add": lambda: const + x, "mul_n": lambda: x * const, "n_mul": lambda: const * x,
+            "sub_n": lambda: x - const, "n_sub": lambda: const - x, "tanh": lambda: x.tanh(),
+            "exp": lambda: x.exp(), "relu": lambda: x.relu(), "pow": lambda: x ** const,
+            "div_n": lambda: x / const, "n_div": lambda: const / x,
+        }[op]())
+    return nodes
+
+
+def describe(steps):
+    """Each step as a readable formula over x0, x1, ... (the leaves) and n3, n4, ... (earlier steps)."""
+    names, lines, k = [], [], 0
+    for i, (op, args, const) in enumerate(steps):
+        if op == "leaf":
+            names.append(f"x{k}")
+            lines.append(f"x{k} = {const:g}")
+            k += 1
+            continue
+        a = [names[j] for j in args]
+        const = 0.0 if const is None else const  # a binary op has no constant
+        text = {
+            "add": f"{a[0]} + {a[-1]}", "mul": f"{a[0]} * {a[-1]}", "sub": f"{a[0]} - {a[-1]}",
+            "div": f"{a[0]} / {a[-1]}", "neg": f"-{a[0]}", "add_n": f"{a[0]} + {const:g}",
+            "n_add": f"{const:g} + {a[0]}", "mul_n": f"{a[0]} * {const:g}", "n_mul": f"{const:g} * {a[0]}",
+            "sub_n": f"{a[0]} - {const:g}", "n_sub": f"{const:g} - {a[0]}", "tanh": f"{a[0]}.tanh()",
+            "exp": f"{a[0]}.exp()", "relu": f"{a[0]}.relu()", "pow": f"{a[0]} ** {const:g}",
+            "div_n": f"{a[0]} / {const:g}", "n_div": f"{const:g} / {a[0]}",
+        }[op]
+        names.append(f"n{i}")
+        lines.append(f"n{i} = {text}")
+    return names, "; ".join(lines)
+
+
+def property_test(fn):
+    """Under grading (KATA_HIDDEN_SEED set) the examples come from that seed; otherwise the
+    profile chosen in tests/conftest.py makes them the same on every run."""
+    hidden = os.environ.get("KATA_HIDDEN_SEED")
+    return seed(int(hidden))(fn) if hidden else fn
+
+
+def expect_gradients(expect, engine, steps, how):
+    """Build ``steps`` from the engine, walk them back and compare every node's grad with
+    central differences.  ``how`` is "rules" (the test's own order, expect.backprop, with
+    upstream 1.5: stages 2-4) or "backward" (the engine's backward(): stage 5 on)."""
+    from expect import backprop
+
+    nodes = build(engine, steps)
+    names, formula = describe(steps)
+    if how == "rules":
+        upstream = 1.5
+        backprop(nodes[-1], upstream)
+        walk = f"with {names[-1]}.grad = 1.5 and every node's _backward run outputs first"
+    else:
+        upstream = 1.0
+        nodes[-1].backward()
+        walk = f"after {names[-1]}.backward()"
+    want = slopes(steps)
+    from expect import close, show
+
+    wrong = [f"{name}.grad is {show(getattr(node, 'grad', None))}, expected {show(upstream * w)}"
+             for name, node, w in zip(names, nodes, want)
+             if not close(getattr(node, "grad", None), upstream * w, tol=1e-4)]
+    if wrong:  # one hard failure (not pytest-check's soft ones), so Hypothesis can shrink the graph
+        expect.fail(f"on the random expression {formula}, {walk}: {'; '.join(wrong)}; every node's grad must be "
+                    f"d({names[-1]})/d(node) (central differences on plain floats): each rule hands on its local "
+                    f"slope times out.grad")
