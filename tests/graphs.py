@@ -202,10 +202,14 @@ def expect_gradients(expect, engine, steps, how):
     want = slopes(steps)
     from expect import close, show
 
+    uses = [a for _, args, _ in steps for a in args]
+    rule = "each rule hands on its local slope times out.grad"
+    if len(uses) > len(set(uses)):
+        rule += ", and a node used more than once gathers every path's share"
+
     wrong = [f"{name}.grad is {show(getattr(node, 'grad', None))}, expected {show(upstream * w)}"
              for name, node, w in zip(names, nodes, want)
              if not close(getattr(node, "grad", None), upstream * w, tol=1e-4)]
     if wrong:  # one hard failure (not pytest-check's soft ones), so Hypothesis can shrink the graph
         expect.fail(f"on the random expression {formula}, {walk}: {'; '.join(wrong)}; every node's grad must be "
-                    f"d({names[-1]})/d(node) (central differences on plain floats): each rule hands on its local "
-                    f"slope times out.grad")
+                    f"d({names[-1]})/d(node) (central differences on plain floats): {rule}")

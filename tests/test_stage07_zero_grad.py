@@ -199,19 +199,32 @@ def test_a_graph_sharing_only_leaves_with_a_released_one_still_works(engine):
                  "add up", a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
 
 
+KEEP = "backward(retain_graph=True) keeps the graph, so the next backward() may walk it again"
+
+
+def walk(call, what):
+    """A backward() that must succeed; a RuntimeError becomes a one-line failure naming KEEP."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except RuntimeError as error:
+        expect.fail(f"{what} raised RuntimeError({str(error)[:80]!r}...): {KEEP}")
+
+
 def test_retain_graph_adds_exactly_one_more_copy(engine):
     a, b, d, _s, e = sum_times(engine, 2.0, -3.0, 1.0)
-    e.backward(retain_graph=True)
+    walk(lambda: e.backward(retain_graph=True), "the first backward(retain_graph=True)")
     expect.grads("e = (a + b) * d with d = 1: de/da = 1 after one backward()", a=(a, 1.0))
-    e.backward(retain_graph=True)
+    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
     expect.grads(f"a second pass adds one more copy, a.grad 1 -> 2 (interior grads must start fresh): {ONE_MORE}",
                  a=(a, 2.0), b=(b, 2.0), d=(d, -2.0))
 
 
 def test_retain_graph_adds_one_more_copy_with_distinct_values(engine):
     a, b, d, s, e = sum_times(engine, 2.0, -3.0, 0.5)
-    e.backward(retain_graph=True)
-    e.backward(retain_graph=True)
+    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
+    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
     # PyTorch: a.grad 0.5 -> 1.0, d.grad -1 -> -2; micrograd would give 1.5 for a
     expect.grads(f"e = (a + b) * d with a, b, d = 2, -3, 0.5, two passes: each leaf holds two copies: {ONE_MORE}",
                  a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
@@ -222,8 +235,8 @@ def test_retain_graph_adds_one_more_copy_with_distinct_values(engine):
 
 def test_after_retain_graph_a_plain_backward_works_then_a_third_raises(engine):
     a, _b, d, _s, e = sum_times(engine, 2.0, -3.0, 0.5)
-    e.backward(retain_graph=True)
-    e.backward()
+    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
+    walk(e.backward, "a plain backward() after backward(retain_graph=True)")
     expect.grads(f"the retained graph can be walked once more: {ONE_MORE}", a=(a, 1.0), d=(d, -2.0))
     error = expect.raises(RuntimeError, e.backward,
                           f"the second, plain backward() released the graph: {REFUSE}")
