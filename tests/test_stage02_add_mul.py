@@ -43,7 +43,8 @@ def test_add_passes_out_grad_to_both_parents(engine):
     out.grad = 3.0
     out._backward()
     expect.grads("d(a+b)/da = d(a+b)/db = 1, times the out.grad that arrived",
-                 [("forgot `* out.grad`", {"a": 1.0, "b": 1.0})],
+                 [("forgot `* out.grad`", {"a": 1.0, "b": 1.0}),
+                  ("hands on out.data, not out.grad", {"a": -1.5, "b": -1.5})],
                  a=(a, 3.0), b=(b, 3.0))
 
 

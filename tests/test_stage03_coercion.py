@@ -172,10 +172,12 @@ def test_rsub_subtracts_self_from_the_constant(engine):
     expect.true(isinstance(out, engine.Value),
                 f"1 - v gave {out!r}, expected a new Value: int - Value asks Value.__rsub__")
     expect.equal(out.data, -3.0, "(1 - Value(4.0)).data",
-                 diagnose("__rsub__(self, other) computes other - self (operands swapped: 1 - v is not v - 1)",
-                          out.data, [("forgot to negate: 1 - v is not 1 + v", 5.0)]))
+                 diagnose("__rsub__(self, other) computes other - self", out.data,
+                          [("operands swapped: 1 - v is not v - 1", 3.0),
+                           ("forgot to negate: 1 - v is not 1 + v", 5.0)]))
     backprop(out, 2.0)
-    expect.grads("d(1-v)/dv = -1, times out.grad (operands swapped: 1 - v is not v - 1)", v=(v, -2.0))
+    expect.grads("d(1-v)/dv = -1, times out.grad", [("operands swapped: 1 - v is not v - 1", {"v": 2.0})],
+                 v=(v, -2.0))
 
 
 def test_constants_mix_into_longer_expressions(engine):

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 
 from graphs import expect_gradients, graphs, ops_up_to, property_test
-from expect import Expect, backprop, numeric_grads
+from expect import Expect, backprop, close, numeric_grads
 
 expect = Expect(stage=4)
 
@@ -42,6 +42,11 @@ DETACHED = "the result must stay in the graph (detached from the graph?)"
 
 
 grads = expect.grads
+
+
+def swapped(rule, got, which, wrong):
+    """``rule``, naming the swapped operands only when ``got`` is the swapped quotient ``wrong``."""
+    return f"{rule} (operands swapped: {which})" if close(got, wrong) else rule
 
 
 def one_step(out, upstream):
@@ -73,7 +78,7 @@ def test_tanh_slope_comes_from_its_output(engine):
     one_step(out, up)
     (slope,) = numeric_grads(math.tanh, x0)
     t = math.tanh(x0)
-    grads(f"{TANH_FROM_OUTPUT}; times out.grad",
+    grads("d tanh(x)/dx = 1 - t*t with t = tanh(x) the output, times out.grad",
           [(TANH_FROM_OUTPUT, {"x": (1 - x0 * x0) * up}),
            (TANH_SQUARED, {"x": (1 - t) * up}),
            (FORGOT_UPSTREAM, {"x": 1 - t * t})],
@@ -174,7 +179,7 @@ def test_truediv_divides_and_passes_both_slopes(engine):
     out = a / b
     expect.true(isinstance(out, engine.Value), f"a / b gave {out!r}, expected a new Value")
     expect.equal(out.data, -2.0, "(Value(3.0) / Value(-1.5)).data",
-                 "a / b divides a.data by b.data (operands swapped: a / b is not b / a)")
+                 swapped("a / b divides a.data by b.data", out.data, "a / b is not b / a", -0.5))
     up = 2.0
     backprop(out, up)
     grads("d(a/b)/da = 1/b and d(a/b)/db = -a/b**2, times out.grad",
@@ -189,7 +194,7 @@ def test_truediv_by_a_number(engine):
     out = v / 4
     expect.true(isinstance(out, engine.Value), f"v / 4 gave {out!r}, expected a new Value")
     expect.equal(out.data, 0.75, "(Value(3.0) / 4).data",
-                 "v / 4 divides v.data by 4 (operands swapped: v / 4 is not 4 / v)")
+                 swapped("v / 4 divides v.data by 4", out.data, "v / 4 is not 4 / v", 4 / 3))
     backprop(out, -2.0)
     grads("d(v/4)/dv = 1/4, times out.grad",
           [(FORGOT_UPSTREAM, {"v": 0.25}), (f"{DETACHED}: build v / 4 from * and **", {"v": 0.0})],
@@ -202,11 +207,11 @@ def test_rtruediv_divides_the_number_by_self(engine):
     expect.true(isinstance(out, engine.Value),
                 f"2 / v gave {out!r}, expected a new Value: int / Value asks Value.__rtruediv__")
     expect.equal(out.data, 2.5, "(2 / Value(0.8)).data",
-                 "__rtruediv__(self, other) computes other / self (operands swapped: 2 / v is not v / 2)")
+                 swapped("__rtruediv__(self, other) computes other / self", out.data, "2 / v is not v / 2", 0.4))
     up = -1.5
     backprop(out, up)
-    grads("d(2/v)/dv = -2/v**2, times out.grad (operands swapped: 2 / v is not v / 2)",
-          [(FORGOT_UPSTREAM, {"v": -2 / 0.64}), (f"{DETACHED}: build 2 / v from * and **", {"v": 0.0})],
+    grads("d(2/v)/dv = -2/v**2, times out.grad",
+          [("operands swapped: 2 / v is not v / 2", {"v": 0.5 * up}), (FORGOT_UPSTREAM, {"v": -2 / 0.64}), (f"{DETACHED}: build 2 / v from * and **", {"v": 0.0})],
           v=(v, -2 / 0.64 * up))
 
 
@@ -244,14 +249,17 @@ def test_the_ops_compose_like_the_math(engine):
 
 # the edges: large |x|, slopes at 0 ------------------------------------------------------
 
-def unary(engine, x0, make, what, rule):
-    """``make(Value(x0))`` and its rule run with out.grad = 2.5; any error becomes a one-line failure."""
+def unary(engine, x0, make, what, rule, crash):
+    """``make(Value(x0))`` and its rule run with out.grad = 2.5; an error ``crash`` names
+    (a type or tuple) becomes a one-line failure saying why, any other one states the rule."""
     x = engine.Value(x0)
     try:
         out = make(x)
         one_step(out, 2.5)
     except NotImplementedError:
         raise
+    except crash[0] as error:
+        expect.fail(f"{what} raised {type(error).__name__}: {error}: {crash[1]}")
     except Exception as error:  # noqa: BLE001 - reported to the learner with the rule
         expect.fail(f"{what} raised {type(error).__name__}: {error}: {rule}")
     return x, out
@@ -259,16 +267,17 @@ def unary(engine, x0, make, what, rule):
 
 @pytest.mark.parametrize("x0", [50.0, -50.0, 800.0, -800.0])
 def test_tanh_is_flat_far_from_zero(engine, x0):
-    rule = ("far from 0 tanh is +-1 and flat: math.tanh gives t, and the slope 1 - t*t is then exactly 0 "
-            "(a formula through exp or cosh overflows long before)")
-    x, out = unary(engine, x0, lambda v: v.tanh(), f"Value({x0:g}).tanh() and its rule", rule)
+    rule = "far from 0 tanh is +-1 and flat: with t = math.tanh(x), the slope 1 - t*t is exactly 0"
+    x, out = unary(engine, x0, lambda v: v.tanh(), f"Value({x0:g}).tanh() and its rule", rule,
+                   (OverflowError, "a formula through exp or cosh overflows far from 0: take t from math.tanh(x) "
+                                   "and the slope from t, 1 - t*t"))
     expect.equal(out.data, math.copysign(1.0, x0), f"Value({x0:g}).tanh().data", rule)
     grads(rule, x=(x, 0.0))
 
 
 def test_exp_of_a_very_negative_number_is_zero_and_flat(engine):
     rule = "e^-1000 is 0.0 in floats, and so is its slope: exp's slope is its own output"
-    x, out = unary(engine, -1000.0, lambda v: v.exp(), "Value(-1000).exp() and its rule", rule)
+    x, out = unary(engine, -1000.0, lambda v: v.exp(), "Value(-1000).exp() and its rule", rule, ((), ""))
     expect.equal(out.data, 0.0, "Value(-1000).exp().data", rule)
     grads(rule, x=(x, 0.0))
 
@@ -282,16 +291,17 @@ def test_exp_too_large_for_a_float_is_an_overflow_error(engine):
 @pytest.mark.parametrize("n, want_data, want_slope", [(2, 0.0, 0.0), (3, 0.0, 0.0), (1, 0.0, 1.0)],
                          ids=["square", "cube", "identity"])
 def test_pow_slope_at_zero(engine, n, want_data, want_slope):
-    rule = (f"d(x**{n})/dx = {n} * x**{n - 1}, which at x = 0 is {want_slope:g}: compute it as "
-            f"n * x**(n-1) (not n * out.data / x, which divides by zero)")
-    x, out = unary(engine, 0.0, lambda v: v ** n, f"Value(0.0) ** {n} and its rule", rule)
+    rule = f"d(x**{n})/dx = {n} * x**{n - 1}, which at x = 0 is {want_slope:g}"
+    x, out = unary(engine, 0.0, lambda v: v ** n, f"Value(0.0) ** {n} and its rule", rule,
+                   (ZeroDivisionError, f"{rule}: compute it as n * x**(n-1), not n * out.data / x, "
+                                       f"which divides by zero at 0"))
     expect.equal(out.data, want_data, f"(Value(0.0) ** {n}).data", rule)
     grads(rule, x=(x, want_slope * 2.5))
 
 
 def test_pow_zero_is_constant(engine):
     rule = "x ** 0 is 1 for every x, so its slope is 0 * x**-1 = 0"
-    x, out = unary(engine, 2.0, lambda v: v ** 0, "Value(2.0) ** 0 and its rule", rule)
+    x, out = unary(engine, 2.0, lambda v: v ** 0, "Value(2.0) ** 0 and its rule", rule, ((), ""))
     expect.equal(out.data, 1.0, "(Value(2.0) ** 0).data", rule)
     grads(rule, x=(x, 0.0))
 

@@ -87,6 +87,10 @@ def misplaced(order):
 def order_trouble(order):
     """What is wrong with ``order`` as an inputs-first order, or None.  Names the
     learner's move only when the list proves it: an exactly reversed order."""
+    ids = [id(node) for node in order]
+    if len(ids) != len(set(ids)):
+        return (f"topological_order() lists {len(ids)} entries but only {len(set(ids))} different nodes: "
+                f"{ONCE}")
     wrong = misplaced(order)
     if wrong is None:
         return None
@@ -134,9 +138,9 @@ def test_backward_runs_the_rules_outputs_first(engine):
     p = b + y
     d = p * z
     d.backward()
-    trouble = order_trouble(d.topological_order())
-    if trouble:  # the order is wrong, so backward() cannot be right: say where it starts
-        expect.fail(f"backward() ran the rules in a wrong order because {trouble}")
+    if order_trouble(d.topological_order()):  # the order tests say what is wrong with it
+        expect.fail(f"d = (a*x + y) * z: d.topological_order() is not inputs-first, each node once, so "
+                    f"backward() cannot run the rules outputs first: {INPUTS_FIRST} (see the order tests above)")
     # run inputs first, each rule hands on a grad of 0 before its own has arrived
     expect.grads(f"d = (a*x + y) * z: outputs first, each rule runs once its own grad is complete",
                  [(REVERSE, {"a": 0.0, "x": 0.0, "y": 0.0, "z": p.data})],
