@@ -15,10 +15,8 @@ uses each Value once: what a rule must do when a parent already holds a
 gradient is the discovery of stage 6."""
 import pytest
 
-from hypothesis import given
-
-from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect
+from graphs import expect_gradients, given, graphs, ops_up_to, property_test
 
 expect = Expect(stage=2)
 

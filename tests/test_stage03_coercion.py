@@ -23,10 +23,8 @@ to an upstream value that is never 1 and runs each node's own _backward()
 through expect.backprop, outputs first."""
 import pytest
 
-from hypothesis import given
-
-from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, backprop, close, numeric_grads
+from graphs import expect_gradients, given, graphs, ops_up_to, property_test
 
 expect = Expect(stage=3)
 

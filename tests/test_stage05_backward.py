@@ -20,10 +20,8 @@ import sys
 
 import pytest
 
-from hypothesis import given
-
-from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, in_engine, numeric_grads
+from graphs import expect_gradients, given, graphs, ops_up_to, property_test
 
 expect = Expect(stage=5)
 

@@ -21,10 +21,8 @@ import math
 
 import pytest
 
-from hypothesis import given
-
-from graphs import expect_gradients, graphs, ops_up_to, property_test
 from expect import Expect, numeric_grads
+from graphs import expect_gradients, given, graphs, ops_up_to, property_test
 
 expect = Expect(stage=6)
 
