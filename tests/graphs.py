@@ -237,3 +237,49 @@ def expect_gradients(expect, engine, steps, how):
     if wrong:  # one hard failure (not pytest-check's soft ones), so Hypothesis can shrink the graph
         expect.fail(f"on the random expression {formula}, {walk}: {'; '.join(wrong)}; every node's grad must be "
                     f"d({names[-1]})/d(node) (central differences on plain floats): {rule}")
+
+
+def expect_retained_twice(expect, engine, steps):
+    """Stage 7 on a random graph: two backward(retain_graph=True) passes leave every leaf two
+    copies of its slope and every interior node one; a plain third pass works, and a fourth
+    is refused without changing a grad."""
+    nodes = build(engine, steps)
+    names, formula = describe(steps)
+    want = slopes(steps)
+    root = nodes[-1]
+    try:
+        root.backward(retain_graph=True)
+        root.backward(retain_graph=True)
+    except RuntimeError as error:
+        expect.fail(f"on the random expression {formula}, a second backward(retain_graph=True) raised "
+                    f"RuntimeError({str(error)[:60]!r}...): backward(retain_graph=True) keeps the graph")
+    from expect import close, show
+
+    wrong = []
+    for (op, _, _), name, node, w in zip(steps, names, nodes, want):
+        copies = 2 if op == "leaf" else 1
+        if not close(getattr(node, "grad", None), copies * w, tol=1e-4):
+            wrong.append(f"{name}.grad is {show(node.grad)}, expected {show(copies * w)}")
+    if wrong:
+        expect.fail(f"on the random expression {formula}, after two backward(retain_graph=True): {'; '.join(wrong)}; "
+                    f"each leaf holds one copy of d({names[-1]})/d(leaf) per pass and each interior node holds it "
+                    f"once (interior grads start fresh every pass): retain_graph: 1 -> 2 as in PyTorch, not "
+                    f"1 -> 3 as in micrograd")
+    try:
+        root.backward()
+    except RuntimeError as error:
+        expect.fail(f"on the random expression {formula}, a plain backward() after backward(retain_graph=True) "
+                    f"raised RuntimeError({str(error)[:60]!r}...): backward(retain_graph=True) keeps the graph")
+    before = [(node.data, node.grad) for node in nodes]
+    try:
+        root.backward()
+    except RuntimeError:
+        pass
+    else:
+        if any(op != "leaf" for op, _, _ in steps):
+            expect.fail(f"on the random expression {formula}, a backward() after a plain one raised nothing: "
+                        f"a second backward() must raise and name retain_graph=True")
+    changed = [name for name, node, b in zip(names, nodes, before) if (node.data, node.grad) != b]
+    if changed and any(op != "leaf" for op, _, _ in steps):
+        expect.fail(f"on the random expression {formula}, the refused backward() changed {', '.join(changed)}: "
+                    f"refuse before any grad changes (check first, then zero or seed)")

@@ -25,6 +25,7 @@ and hands back plain numbers."""
 import pytest
 
 from expect import Expect, in_engine
+from graphs import expect_retained_twice, given, graphs, ops_up_to, property_test
 
 expect = Expect(stage=7)
 
@@ -307,3 +308,11 @@ def test_training_converges_only_with_zero_grad_every_step(engine):
     expect.true(min(bad[-10:]) > 0.1,
                 f"without zero_grad() the loss still fell to {min(bad[-10:]):.4g}: backward() must add into "
                 f"leaf grads, so old steps' gradients pile up and the fit keeps overshooting")
+
+
+@pytest.mark.properties
+@property_test
+@given(steps=graphs(ops_up_to(4), reuse=True))
+def test_random_graphs_retained_twice_then_released(engine, steps):
+    """Random graphs (nodes reused): retain_graph twice gives leaves two copies, interior nodes one; then release."""
+    expect_retained_twice(expect, engine, steps)

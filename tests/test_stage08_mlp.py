@@ -25,7 +25,10 @@ Weights are set by hand where a test needs exact numbers: a Neuron keeps its
 weights in .w and its bias in .b, a Layer its neurons in .neurons, an MLP its
 layers in .layers (the names micrograd uses, and the ones __repr__ reads).
 Code that touches the random module runs @in_engine, where the engine lives."""
-from expect import Expect, in_engine
+import pytest
+
+from expect import Expect, close, in_engine, show
+from graphs import given, property_test, st
 
 expect = Expect(stage=8)
 
@@ -340,3 +343,56 @@ def test_train_makes_the_loss_fall(engine):
     expect.true(losses[-1] < 0.1 * losses[0],
                 f"30 steps of train() took the loss from {losses[0]:.4g} to {losses[-1]:.4g}, expected below "
                 f"10 % of the start: forward, zero_grad, backward, then p.data -= lr * p.grad for every parameter")
+
+
+def forward(layers, x):
+    """An MLP on plain floats: ``layers`` holds per layer [(weights, bias), ...]; ReLU on every
+    layer but the last.  Returns (the sum of the outputs, every hidden pre-activation)."""
+    pre = []
+    for i, layer in enumerate(layers):
+        sums = [sum(w * xi for w, xi in zip(ws, x)) + b for ws, b in layer]
+        if i < len(layers) - 1:
+            pre += sums
+            sums = [max(s, 0.0) for s in sums]
+        x = sums
+    return sum(x), pre
+
+
+@pytest.mark.properties
+@property_test
+@given(nin=st.integers(1, 3), widths=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+       seed=st.integers(0, 10_000), xs=st.lists(st.integers(-20, 20), min_size=3, max_size=3))
+def test_random_networks_match_central_differences(engine, nin, widths, seed, xs):
+    """Random MLPs: every weight's and bias's grad of the summed outputs against central differences."""
+    x = [v / 10 for v in xs[:nin]]
+    model = engine.MLP(nin, widths, seed=seed)
+    (layers,) = parts(engine, model, "layers")
+    params = [[(list(n.w), n.b) for n in parts(engine, layer, "neurons")[0]] for layer in layers]
+    floats = [[([w.data for w in ws], b.data) for ws, b in layer] for layer in params]
+    _, pre = forward(floats, x)
+    if any(abs(z) < 1e-3 for z in pre):
+        return  # a ReLU sitting on its kink: no slope to compare with
+    out = model(x)
+    total = out if isinstance(out, engine.Value) else sum(out[1:], out[0])
+    total.backward()
+    h, wrong = 1e-6, []
+    for li, layer in enumerate(params):
+        for ni, (ws, b) in enumerate(layer):
+            for k, node in enumerate([*ws, b]):
+                def bumped(d):
+                    copy = [[(list(w), bb) for w, bb in lay] for lay in floats]
+                    w, bb = copy[li][ni]
+                    if k < len(w):
+                        w[k] += d
+                    else:
+                        bb += d
+                    copy[li][ni] = (w, bb)
+                    return forward(copy, x)[0]
+                want = (bumped(h) - bumped(-h)) / (2 * h)
+                if not close(node.grad, want, tol=1e-4):
+                    name = f"layers[{li}].neurons[{ni}]." + (f"w[{k}]" if k < len(ws) else "b")
+                    wrong.append(f"{name}.grad is {show(node.grad)}, expected {show(want)}")
+    if wrong:
+        expect.fail(f"MLP({nin}, {widths}, seed={seed}) at x = {x}, backward() of the sum of its outputs: "
+                    f"{'; '.join(wrong[:4])}{' ...' if len(wrong) > 4 else ''}: every weight and bias must get "
+                    f"d(out)/d(parameter) (central differences on plain floats; ReLU hidden, linear last layer)")
