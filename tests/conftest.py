@@ -20,11 +20,14 @@ import os
 HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
 
 try:
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 except ImportError:  # tests/graphs.py then makes the property tests skip
     pass
 else:
+    # no shrinking: a wrong engine is reported at its first failing example, in well under the
+    # per-test time limit (the generator starts small, so that example is small too)
     COMMON = dict(database=None, deadline=None, max_examples=40, print_blob=False,
+                  phases=[Phase.explicit, Phase.reuse, Phase.generate],
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors,
                                          HealthCheck.function_scoped_fixture])
     settings.register_profile("kata", derandomize=True, **COMMON)
