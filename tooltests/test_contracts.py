@@ -206,3 +206,20 @@ def test_another_right_way_passes(edit, runs):
     done, output = outcome(edit, runs)
     assert done.returncode == 0, (f"stage {edit.stage} fails for right code that {edit.says}: the tests must "
                                   f"judge the effect, not the call\n{output[-3000:]}")
+
+
+#: Mistakes the property tests (random graphs, -m properties) must catch on their own.
+NETTED = ["tanh-slope-from-input", "mul-rule-assigns", "micrograd-one-to-three", "no-hidden-relu"]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("hidden", [None, "20261201"], ids=["fixed", "hidden_seed"])
+@pytest.mark.parametrize("mistake_id", NETTED)
+def test_the_property_tests_catch_a_mistake_on_their_own(mistake_id, hidden, tmp_path):
+    mistake = next(m for m in MISTAKES if m.id == mistake_id)
+    done = run_stage_with(mistake, tmp_path, "-k", "random", *(() if hidden else ("-m", "properties")),
+                          env_extra={"KATA_HIDDEN_SEED": hidden} if hidden else None)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "1 failed" in output, (
+        f"stage {mistake.stage} with {mistake.says}: the property test did not fail\n{output[-3000:]}")
+    assert "central differences" in output or "retain_graph" in output, output[-3000:]

@@ -49,9 +49,9 @@ def mistaken_source(mistake) -> str:
     return source.replace(mistake.old, mistake.new)
 
 
-def run_stage_with(mistake, where: Path) -> subprocess.CompletedProcess:
+def run_stage_with(mistake, where: Path, *extra: str, env_extra=None) -> subprocess.CompletedProcess:
     """A scratch kata in ``where`` whose exercises/ module of the stage holds the mistake;
-    run that stage's tests against it."""
+    run that stage's tests against it (with ``extra`` pytest arguments, ``env_extra`` variables)."""
     s = stage(mistake.stage)
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy2(ROOT / name, where / name)
@@ -59,11 +59,11 @@ def run_stage_with(mistake, where: Path) -> subprocess.CompletedProcess:
     (where / "exercises").mkdir()
     (where / "exercises" / "__init__.py").write_text("", encoding="utf-8")
     (where / s.source("exercises")).write_text(mistaken_source(mistake), encoding="utf-8")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env_extra or {})}
     env.pop("KATA_IMPL", None)
     return subprocess.run(
         [sys.executable, "-m", "pytest", s.test_file, "--impl", "exercises", "-q", "-rf", "--no-header",
-         "-p", "no:cacheprovider"],
+         "-p", "no:cacheprovider", *extra],
         cwd=where, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
