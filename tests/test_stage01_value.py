@@ -1,4 +1,14 @@
-"""Stage 1: the Value skeleton - what a node stores before any arithmetic."""
+"""Stage 1: the Value skeleton - what a node stores before any arithmetic.
+
+The contract, clause by clause:
+
+1. Value(data) keeps data as a float (Value(3).data is 3.0, a float).
+2. grad starts at the float 0.0.
+3. _backward of a new Value is a no-op returning None: it changes nothing.
+4. _prev is the set of the children it was given (a reused child once);
+   _op is the label it was given, '' by default.
+5. repr(v) is 'Value(data=..., grad=...)'.
+6. A non-number (a str, None, a list) is a TypeError that names its type."""
 import pytest
 
 from expect import Expect
@@ -10,7 +20,10 @@ def test_data_is_stored_as_a_float(engine):
     v = engine.Value(3)
     expect.equal(v.data, 3.0, "Value(3).data", "data is kept as a float")
     expect.true(type(v.data) is float,
-                f"Value(3).data is a {type(v.data).__name__}, expected float: store float(data)")
+                f"Value(3).data is a {type(v.data).__name__}, expected float: store float(data). The article's "
+                f"first listing keeps data as it is given (self.data = data); this kata stores a float, so "
+                f"Value(3) and Value(3.0) are the same node: one repr (data=3.0), one type for data and grad, "
+                f"and no int arithmetic anywhere in the graph")
 
 
 def test_grad_starts_at_zero(engine):

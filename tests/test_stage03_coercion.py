@@ -1,5 +1,21 @@
 """Stage 3: plain numbers join the graph, and subtraction is a negation added.
 
+The contract, clause by clause:
+
+1. _lift(x) gives x itself for a Value, a new leaf Value(x) for an int or
+   float, and NotImplemented for anything else.
+2. v + n, v * n, n + v, n * v (n a plain number) are ordinary '+' / '*'
+   nodes whose _prev holds v and one constant leaf Value(n); the gradient
+   reaches v.
+3. -v is a graph op (v times the constant -1): v stays reachable and gets
+   -out.grad.
+4. v - w is v + (-w), v - n and n - v likewise (n - v is not v - n); every
+   operand is left as it was.
+5. Constants, reflected ops and negation compose: the gradient of a longer
+   expression matches central differences.
+6. An unsupported operand (v + "a", None * v) gives Python's own TypeError
+   "unsupported operand ...", because every operator returns NotImplemented.
+
 Every test touches something this stage writes (_lift, __neg__, __radd__,
 __rmul__, __sub__, __rsub__); v + w alone was already stage 2.  Gradients are
 checked without backward() (that is stage 5): the test sets the root's grad
@@ -8,6 +24,7 @@ through expect.backprop, outputs first."""
 import pytest
 
 from expect import Expect, backprop, close, numeric_grads
+from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
 expect = Expect(stage=3)
 
@@ -153,24 +170,28 @@ def test_rsub_subtracts_self_from_the_constant(engine):
     expect.true(isinstance(out, engine.Value),
                 f"1 - v gave {out!r}, expected a new Value: int - Value asks Value.__rsub__")
     expect.equal(out.data, -3.0, "(1 - Value(4.0)).data",
-                 diagnose("__rsub__(self, other) computes other - self (operands swapped: 1 - v is not v - 1)",
-                          out.data, [("forgot to negate: 1 - v is not 1 + v", 5.0)]))
+                 diagnose("__rsub__(self, other) computes other - self", out.data,
+                          [("operands swapped: 1 - v is not v - 1", 3.0),
+                           ("forgot to negate: 1 - v is not 1 + v", 5.0)]))
     backprop(out, 2.0)
-    expect.grads("d(1-v)/dv = -1, times out.grad (operands swapped: 1 - v is not v - 1)", v=(v, -2.0))
+    expect.grads("d(1-v)/dv = -1, times out.grad", [("operands swapped: 1 - v is not v - 1", {"v": 2.0})],
+                 v=(v, -2.0))
 
 
 def test_constants_mix_into_longer_expressions(engine):
-    def f(x, y):
-        return (2 - x) * (y - 0.5) + 3 * x - -y
+    def f(x, y, z, w):  # each variable once: reuse is stage 6's subject
+        return (2 - x) * (y - 0.5) + 3 * z - -w
 
-    x, y = engine.Value(0.75), engine.Value(-1.25)
-    out = f(x, y)
-    expect.equal(out.data, f(0.75, -1.25), "((2 - x) * (y - 0.5) + 3 * x - -y).data",
+    xs = (0.75, -1.25, 2.0, -0.5)
+    x, y, z, w = (engine.Value(v) for v in xs)
+    out = f(x, y, z, w)
+    expect.equal(out.data, f(*xs), "((2 - x) * (y - 0.5) + 3 * z - -w).data",
                  "constants, reflected ops and negation compose like ordinary arithmetic")
-    want_x, want_y = numeric_grads(f, 0.75, -1.25)
+    want = numeric_grads(f, *xs)
     backprop(out, -1.5)
     expect.grads("every constant is a leaf and every - is a graph op, so the gradient matches the "
-                 "finite-difference slope", x=(x, -1.5 * want_x), y=(y, -1.5 * want_y))
+                 "finite-difference slope",
+                 x=(x, -1.5 * want[0]), y=(y, -1.5 * want[1]), z=(z, -1.5 * want[2]), w=(w, -1.5 * want[3]))
 
 
 @pytest.mark.parametrize("expression, make", [
@@ -186,3 +207,10 @@ def test_an_unsupported_operand_is_pythons_own_type_error(engine, expression, ma
                 f"{expression} raised TypeError({str(error)!r}), expected Python's own "
                 f"\"unsupported operand type(s) ...\": {NOT_IMPLEMENTED}; Python then tries the other "
                 "operand and raises that TypeError itself")
+
+
+@pytest.mark.properties
+def test_random_graphs_match_central_differences(engine):
+    """Random graphs of the operations so far (+, *, constants on either side, -, negation): every node's grad against central differences."""
+    for_all(SMALL, graphs(ops_up_to(3), reuse=False),
+            lambda steps: expect_gradients(expect, engine, steps, "rules"))

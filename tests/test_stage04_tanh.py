@@ -1,6 +1,21 @@
 """Stage 4: tanh, whose slope is read off its output, and the same recipe for
 exp, relu, ** and /.
 
+The contract, clause by clause:
+
+1. x.tanh(), x.exp(), x.relu(), x ** n are new nodes with the one parent x
+   and the labels 'tanh', 'exp', 'ReLU', f'**{n}'; their data is math.tanh,
+   math.exp, max(x, 0), x.data ** n.
+2. Each rule hands x its local slope times out.grad: 1 - t*t (t the output),
+   e^x (the output), 1 above 0 and 0 at or below 0 (as PyTorch), n*x**(n-1).
+3. At the edges the numbers stay numbers: tanh of +-50 or +-800 is +-1 with
+   slope exactly 0; e^-1000 is 0 with slope 0; e^1000 raises OverflowError as
+   math.exp does; x**2, x**3 at 0 have slope 0, x**1 slope 1, x**0 slope 0.
+4. A Value exponent is a TypeError that names the exponent.
+5. a / b is a * b**-1, n / v is n * v**-1 (graph ops, so both slopes flow);
+   dividing by Value(0) raises ZeroDivisionError.
+6. The ops compose: the gradient of a formula matches central differences.
+
 Gradients are checked without backward() (that is stage 5): the test sets the
 output's grad to an upstream value that is never 1 and runs the node's own
 _backward() (or, for / which is built from * and **, every node's through
@@ -10,7 +25,8 @@ import math
 
 import pytest
 
-from expect import Expect, backprop, numeric_grads
+from expect import Expect, backprop, close, numeric_grads
+from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
 expect = Expect(stage=4)
 
@@ -24,6 +40,11 @@ DETACHED = "the result must stay in the graph (detached from the graph?)"
 
 
 grads = expect.grads
+
+
+def swapped(rule, got, which, wrong):
+    """``rule``, naming the swapped operands only when ``got`` is the swapped quotient ``wrong``."""
+    return f"{rule} (operands swapped: {which})" if close(got, wrong) else rule
 
 
 def one_step(out, upstream):
@@ -55,7 +76,7 @@ def test_tanh_slope_comes_from_its_output(engine):
     one_step(out, up)
     (slope,) = numeric_grads(math.tanh, x0)
     t = math.tanh(x0)
-    grads(f"{TANH_FROM_OUTPUT}; times out.grad",
+    grads("d tanh(x)/dx = 1 - t*t with t = tanh(x) the output, times out.grad",
           [(TANH_FROM_OUTPUT, {"x": (1 - x0 * x0) * up}),
            (TANH_SQUARED, {"x": (1 - t) * up}),
            (FORGOT_UPSTREAM, {"x": 1 - t * t})],
@@ -149,21 +170,6 @@ def test_pow_refuses_a_value_exponent(engine):
                 "exponent: name it, e.g. 'the exponent must be an int or float, not Value'")
 
 
-def test_every_rule_adds_into_existing_grads(engine):
-    x, up, before = 0.8, -1.5, 0.25
-    cases = {"tanh": lambda v: v.tanh(), "exp": lambda v: v.exp(),
-             "relu": lambda v: v.relu(), "pow": lambda v: v ** 3}
-    nodes = {}
-    for name, op in cases.items():
-        fresh, held = engine.Value(x), engine.Value(x)
-        one_step(op(fresh), up)  # what the rule hands over, right or wrong: the slope tests judge that
-        held.grad = before
-        one_step(op(held), up)
-        nodes[name] = (held, before + fresh.grad)
-    expect.grads("a rule adds its share to what the parent already holds (+=); it must not overwrite it (=)",
-                 **nodes)
-
-
 # division: a / b = a * b**-1 ----------------------------------------------------------
 
 def test_truediv_divides_and_passes_both_slopes(engine):
@@ -171,7 +177,7 @@ def test_truediv_divides_and_passes_both_slopes(engine):
     out = a / b
     expect.true(isinstance(out, engine.Value), f"a / b gave {out!r}, expected a new Value")
     expect.equal(out.data, -2.0, "(Value(3.0) / Value(-1.5)).data",
-                 "a / b divides a.data by b.data (operands swapped: a / b is not b / a)")
+                 swapped("a / b divides a.data by b.data", out.data, "a / b is not b / a", -0.5))
     up = 2.0
     backprop(out, up)
     grads("d(a/b)/da = 1/b and d(a/b)/db = -a/b**2, times out.grad",
@@ -186,7 +192,7 @@ def test_truediv_by_a_number(engine):
     out = v / 4
     expect.true(isinstance(out, engine.Value), f"v / 4 gave {out!r}, expected a new Value")
     expect.equal(out.data, 0.75, "(Value(3.0) / 4).data",
-                 "v / 4 divides v.data by 4 (operands swapped: v / 4 is not 4 / v)")
+                 swapped("v / 4 divides v.data by 4", out.data, "v / 4 is not 4 / v", 4 / 3))
     backprop(out, -2.0)
     grads("d(v/4)/dv = 1/4, times out.grad",
           [(FORGOT_UPSTREAM, {"v": 0.25}), (f"{DETACHED}: build v / 4 from * and **", {"v": 0.0})],
@@ -199,11 +205,11 @@ def test_rtruediv_divides_the_number_by_self(engine):
     expect.true(isinstance(out, engine.Value),
                 f"2 / v gave {out!r}, expected a new Value: int / Value asks Value.__rtruediv__")
     expect.equal(out.data, 2.5, "(2 / Value(0.8)).data",
-                 "__rtruediv__(self, other) computes other / self (operands swapped: 2 / v is not v / 2)")
+                 swapped("__rtruediv__(self, other) computes other / self", out.data, "2 / v is not v / 2", 0.4))
     up = -1.5
     backprop(out, up)
-    grads("d(2/v)/dv = -2/v**2, times out.grad (operands swapped: 2 / v is not v / 2)",
-          [(FORGOT_UPSTREAM, {"v": -2 / 0.64}), (f"{DETACHED}: build 2 / v from * and **", {"v": 0.0})],
+    grads("d(2/v)/dv = -2/v**2, times out.grad",
+          [("operands swapped: 2 / v is not v / 2", {"v": 0.5 * up}), (FORGOT_UPSTREAM, {"v": -2 / 0.64}), (f"{DETACHED}: build 2 / v from * and **", {"v": 0.0})],
           v=(v, -2 / 0.64 * up))
 
 
@@ -219,20 +225,87 @@ def test_division_by_zero_is_a_zero_division_error(engine, expression, make):
 # all together ------------------------------------------------------------------------
 
 def test_the_ops_compose_like_the_math(engine):
-    def f(x, y, tanh, exp, relu):
-        return tanh(x * y) + exp(x) / (1 + y ** 2) - 2 / (relu(y) + 1.5) ** 0.5
+    def f(a, b, c, d, e, tanh, exp, relu):  # each variable once: reuse is stage 6's subject
+        return tanh(a * b) + exp(c) / (1 + d ** 2) - 2 / (relu(e) + 1.5) ** 0.5
 
     v_tanh, v_exp, v_relu = (lambda v: v.tanh()), (lambda v: v.exp()), (lambda v: v.relu())
-    m_relu = (lambda a: max(a, 0.0))
 
-    def number(a, b):
-        return f(a, b, math.tanh, math.exp, m_relu)
+    def number(*xs):
+        return f(*xs, math.tanh, math.exp, lambda x: max(x, 0.0))
 
-    x, y = engine.Value(0.8), engine.Value(0.6)
-    out = f(x, y, v_tanh, v_exp, v_relu)
-    expect.equal(out.data, number(0.8, 0.6), "(tanh(xy) + e^x / (1 + y**2) - 2 / (relu(y) + 1.5)**0.5).data",
+    xs = (0.8, 0.6, -0.4, 1.2, 0.3)
+    leaves = [engine.Value(x) for x in xs]
+    out = f(*leaves, v_tanh, v_exp, v_relu)
+    expect.equal(out.data, number(*xs), "(tanh(ab) + e^c / (1 + d**2) - 2 / (relu(e) + 1.5)**0.5).data",
                  "each op computes its value; together they compute the formula")
-    want_x, want_y = numeric_grads(number, 0.8, 0.6)
+    want = numeric_grads(number, *xs)
     backprop(out, 0.5)
     expect.grads("each op's rule is its local slope times out.grad, so the chain gives the "
-                 "finite-difference slope", x=(x, 0.5 * want_x), y=(y, 0.5 * want_y))
+                 "finite-difference slope",
+                 **{name: (leaf, 0.5 * w) for name, leaf, w in zip("abcde", leaves, want)})
+
+
+# the edges: large |x|, slopes at 0 ------------------------------------------------------
+
+def unary(engine, x0, make, what, rule, crash):
+    """``make(Value(x0))`` and its rule run with out.grad = 2.5; an error ``crash`` names
+    (a type or tuple) becomes a one-line failure saying why, any other one states the rule."""
+    x = engine.Value(x0)
+    try:
+        out = make(x)
+        one_step(out, 2.5)
+    except NotImplementedError:
+        raise
+    except crash[0] as error:
+        expect.fail(f"{what} raised {type(error).__name__}: {error}: {crash[1]}")
+    except Exception as error:  # noqa: BLE001 - reported to the learner with the rule
+        expect.fail(f"{what} raised {type(error).__name__}: {error}: {rule}")
+    return x, out
+
+
+@pytest.mark.parametrize("x0", [50.0, -50.0, 800.0, -800.0])
+def test_tanh_is_flat_far_from_zero(engine, x0):
+    rule = "far from 0 tanh is +-1 and flat: with t = math.tanh(x), the slope 1 - t*t is exactly 0"
+    x, out = unary(engine, x0, lambda v: v.tanh(), f"Value({x0:g}).tanh() and its rule", rule,
+                   (OverflowError, "a formula through exp or cosh overflows far from 0: take t from math.tanh(x) "
+                                   "and the slope from t, 1 - t*t"))
+    expect.equal(out.data, math.copysign(1.0, x0), f"Value({x0:g}).tanh().data", rule)
+    grads(rule, x=(x, 0.0))
+
+
+def test_exp_of_a_very_negative_number_is_zero_and_flat(engine):
+    rule = "e^-1000 is 0.0 in floats, and so is its slope: exp's slope is its own output"
+    x, out = unary(engine, -1000.0, lambda v: v.exp(), "Value(-1000).exp() and its rule", rule, ((), ""))
+    expect.equal(out.data, 0.0, "Value(-1000).exp().data", rule)
+    grads(rule, x=(x, 0.0))
+
+
+def test_exp_too_large_for_a_float_is_an_overflow_error(engine):
+    expect.raises(OverflowError, lambda: engine.Value(1000.0).exp(),
+                  "e^1000 does not fit in a float: math.exp raises OverflowError, and so does Value.exp "
+                  "(never a silent inf)")
+
+
+@pytest.mark.parametrize("n, want_data, want_slope", [(2, 0.0, 0.0), (3, 0.0, 0.0), (1, 0.0, 1.0)],
+                         ids=["square", "cube", "identity"])
+def test_pow_slope_at_zero(engine, n, want_data, want_slope):
+    rule = f"d(x**{n})/dx = {n} * x**{n - 1}, which at x = 0 is {want_slope:g}"
+    x, out = unary(engine, 0.0, lambda v: v ** n, f"Value(0.0) ** {n} and its rule", rule,
+                   (ZeroDivisionError, f"{rule}: compute it as n * x**(n-1), not n * out.data / x, "
+                                       f"which divides by zero at 0"))
+    expect.equal(out.data, want_data, f"(Value(0.0) ** {n}).data", rule)
+    grads(rule, x=(x, want_slope * 2.5))
+
+
+def test_pow_zero_is_constant(engine):
+    rule = "x ** 0 is 1 for every x, so its slope is 0 * x**-1 = 0"
+    x, out = unary(engine, 2.0, lambda v: v ** 0, "Value(2.0) ** 0 and its rule", rule, ((), ""))
+    expect.equal(out.data, 1.0, "(Value(2.0) ** 0).data", rule)
+    grads(rule, x=(x, 0.0))
+
+
+@pytest.mark.properties
+def test_random_graphs_match_central_differences(engine):
+    """Random graphs of the operations so far (+, *, -, constants, tanh, exp, relu, **, /): every node's grad against central differences."""
+    for_all(SMALL, graphs(ops_up_to(4), reuse=False),
+            lambda steps: expect_gradients(expect, engine, steps, "rules"))

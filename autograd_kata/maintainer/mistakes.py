@@ -63,6 +63,12 @@ MISTAKES: tuple[Mistake, ...] = (
             "            self.grad = self.data * out.grad\n"
             "            other.grad = other.data * out.grad\n",
             "swapped the partials"),
+    Mistake("add-passes-the-data", 2, "hands each parent out.data instead of out.grad",
+            "            self.grad = out.grad    # d(a+b)/da = 1\n"
+            "            other.grad = out.grad   # d(a+b)/db = 1\n",
+            "            self.grad = out.data\n"
+            "            other.grad = out.data\n",
+            "hands on out.data, not out.grad"),
 
     # -- stage 3: constants and reflected ops ----------------------------------------
     Mistake("neg-detached", 3, "makes -v a fresh Value(-v.data), cut off from v",
@@ -70,7 +76,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "detached from the graph"),
     Mistake("rsub-operands-swapped", 3, "computes self - other in __rsub__, so 1 - v gives v - 1",
             "return other + (-self)", "return self + (-other)",
-            "operands swapped"),
+            "operands swapped: 1 - v is not v - 1"),
     Mistake("sub-forgets-to-negate", 3, "adds other in __sub__ instead of its negation",
             "return self + (-other)", "return self + other",
             "forgot to negate"),
@@ -103,6 +109,20 @@ MISTAKES: tuple[Mistake, ...] = (
             "self.grad = exponent * self.data ** (exponent - 1) * out.grad",
             "self.grad = exponent * self.data ** exponent * out.grad",
             "exponent off by one?"),
+    Mistake("tanh-slope-via-cosh", 4, "writes tanh's slope as 1/cosh(x)**2, which overflows far from 0",
+            "self.grad = (1 - t * t) * out.grad", "self.grad = out.grad / math.cosh(self.data) ** 2",
+            "a formula through exp or cosh overflows far from 0"),
+    Mistake("tanh-via-exp", 4, "computes tanh from exp, (e^2x - 1) / (e^2x + 1), which overflows far from 0",
+            "t = math.tanh(self.data)", "t = (math.exp(2 * self.data) - 1) / (math.exp(2 * self.data) + 1)",
+            "a formula through exp or cosh overflows far from 0"),
+    Mistake("pow-slope-via-division", 4, "computes the power slope as n * out.data / x, dividing by zero at 0",
+            "self.grad = exponent * self.data ** (exponent - 1) * out.grad",
+            "self.grad = exponent * out.data / self.data * out.grad",
+            "not n * out.data / x, which divides by zero"),
+    Mistake("exp-overflow-to-inf", 4, "turns an overflowing e^x into inf instead of letting OverflowError through",
+            "out = Value(math.exp(self.data), (self,), 'exp')",
+            "out = Value(math.exp(self.data) if self.data < 700 else math.inf, (self,), 'exp')",
+            "never a silent inf"),
     Mistake("rtruediv-operands-swapped", 4, "computes self / other in __rtruediv__, so 2 / v gives v / 2",
             "return other * self ** -1", "return self * other ** -1",
             "operands swapped: 2 / v is not v / 2"),
@@ -130,7 +150,51 @@ MISTAKES: tuple[Mistake, ...] = (
             "            elif node not in visited:\n"
             "                visited.add(node)\n"
             "                order.append(node)\n",
-            "topological_order lists inputs before outputs"),
+            "a node appended when first reached comes before its inputs"),
+    Mistake("order-reversed-twice-over", 5, "returns the order outputs-first and walks it forwards in backward()",
+            "        return order\n"
+            "        # END SOLUTION\n"
+            "\n"
+            "    def backward(self):\n"
+            "        \"\"\"Fill in .grad of every node self depends on: d(self)/d(node).\"\"\"\n"
+            "        # BEGIN SOLUTION\n"
+            "        self.grad = 1.0  # d(self)/d(self)\n"
+            "        for node in reversed(self.topological_order()):\n",
+            "        return order[::-1]\n"
+            "        # END SOLUTION\n"
+            "\n"
+            "    def backward(self):\n"
+            "        \"\"\"Fill in .grad of every node self depends on: d(self)/d(node).\"\"\"\n"
+            "        # BEGIN SOLUTION\n"
+            "        self.grad = 1.0  # d(self)/d(self)\n"
+            "        for node in self.topological_order():\n",
+            "your list is exactly outputs-first"),
+    Mistake("recursion-limit-raised", 5, "keeps micrograd's recursive sort and raises the recursion limit",
+            "        order, visited = [], set()\n"
+            "        stack = [(self, False)]\n"
+            "        while stack:\n"
+            "            node, inputs_done = stack.pop()\n"
+            "            if inputs_done:\n"
+            "                order.append(node)  # every input of node is already in order\n"
+            "            elif node not in visited:\n"
+            "                visited.add(node)\n"
+            "                stack.append((node, True))  # come back once its inputs are placed\n"
+            "                for child in node._prev:\n"
+            "                    stack.append((child, False))\n"
+            "        return order\n",
+            "        import sys\n"
+            "        sys.setrecursionlimit(1_000_000)\n"
+            "        order, visited = [], set()\n"
+            "\n"
+            "        def visit(node):\n"
+            "            if node not in visited:\n"
+            "                visited.add(node)\n"
+            "                for child in node._prev:\n"
+            "                    visit(child)\n"
+            "                order.append(node)\n"
+            "        visit(self)\n"
+            "        return order\n",
+            "do not raise it"),
     Mistake("recursive-topological-sort", 5, "builds the order recursively, like micrograd",
             "        order, visited = [], set()\n"
             "        stack = [(self, False)]\n"
@@ -177,6 +241,16 @@ MISTAKES: tuple[Mistake, ...] = (
             "self.grad = exponent * self.data ** (exponent - 1) * out.grad  # STUB:",
             "the pow rule assigns (=) instead of adding (+=)"),
 
+    Mistake("backward-zeroes-every-grad", 6, "zeroes every grad, leaves too, at the start of backward()",
+            "        self.grad = 1.0  # d(self)/d(self)\n"
+            "        for node in reversed(self.topological_order()):\n",
+            "        order = self.topological_order()\n"
+            "        for node in order:\n"
+            "            node.grad = 0.0\n"
+            "        self.grad = 1.0  # d(self)/d(self)\n"
+            "        for node in reversed(order):\n",
+            "the mul rule adds, yet the first share is gone"),
+
     # -- stage 7: zero_grad and retain_graph -------------------------------------------
     Mistake("zero-grad-skips-the-last", 7, "zero_grad() resets every parameter but the last",
             "        for p in self.parameters():\n            p.grad = 0.0\n",
@@ -185,7 +259,7 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("second-backward-accepted", 7, "never releases the graph, so a second backward() silently adds up",
             "                node._backward = _spent  # used once: drop the closure and what it holds\n",
             "                pass\n",
-            "a second backward() must raise and name retain_graph=True"),
+            "but nothing was raised: the first backward() released the graph"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
             "        if any(node._backward is _spent for node in order):\n"
             "            _spent()  # refuse before a single gradient changes\n",
@@ -197,6 +271,23 @@ MISTAKES: tuple[Mistake, ...] = (
             "                node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy\n",
             "",
             "1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd"),
+
+    Mistake("zero-grad-sets-int", 7, "zero_grad() sets each grad to the int 0",
+            "        for p in self.parameters():\n            p.grad = 0.0\n",
+            "        for p in self.parameters():\n            p.grad = 0\n",
+            "not the int 0"),
+    Mistake("release-checked-on-the-root-only", 7, "refuses only when the root itself was released",
+            "        if any(node._backward is _spent for node in order):\n",
+            "        if self._backward is _spent:\n",
+            "backward() releases the whole graph, every interior node, not only its root"),
+    Mistake("release-of-the-root-only", 7, "releases only the root, so a new root on an interior node walks back again",
+            "            if node._prev and not retain_graph:\n",
+            "            if node is self and not retain_graph:\n",
+            "backward() releases the whole graph, every interior node, not only its root"),
+    Mistake("leaf-root-seeded-with-equals", 7, "seeds the root with = 1.0, so a leaf root forgets what it held",
+            "        self.grad += 1.0  # d(self)/d(self); a leaf root adds, like every leaf\n",
+            "        self.grad = 1.0  # d(self)/d(self)\n",
+            "seeding with = 1.0 throws the old gradient away"),
 
     # -- stage 8: a network that learns --------------------------------------------------
     Mistake("last-layer-relu", 8, "puts a ReLU on the last layer too",
@@ -218,10 +309,17 @@ MISTAKES: tuple[Mistake, ...] = (
             "the same seed gives the same numbers"),
     Mistake("train-no-zero-grad", 8, "never zeroes the gradients in train(), so old steps leak into new ones",
             "        model.zero_grad()\n", "",
-            "train() must call model.zero_grad() every step"),
+            "old gradients leak into later steps"),
+    Mistake("seed-reseeds-the-global-random", 8, "calls random.seed(seed) and draws from the global random module",
+            "rng = random.Random(seed)", "random.seed(seed)\n        rng = random",
+            "leave the global random state alone"),
+    Mistake("train-sums-the-loss", 8, "trains on the summed squared error instead of its mean",
+            "        loss = sum(errors) / len(errors)  # sum starts at 0, and 0 + Value is Value.__radd__\n",
+            "        loss = sum(errors)\n",
+            "divide the sum by len(xs)"),
     Mistake("train-climbs-the-gradient", 8, "adds lr * grad to each parameter instead of subtracting it",
             "p.data -= lr * p.grad", "p.data += lr * p.grad",
-            "gradient descent moves every parameter against its gradient"),
+            "uphill"),
     Mistake("train-keeps-the-loss-value", 8, "stores the loss Value instead of loss.data",
             "losses.append(loss.data)", "losses.append(loss)",
             "store loss.data (a float)"),

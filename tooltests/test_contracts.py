@@ -1,0 +1,225 @@
+"""Every clause of every stage's contract is tested: its smallest wrong implementation fails, by name.
+
+Each stage test module's docstring states the stage's contract as numbered
+clauses.  For every clause, ``CLAUSES`` holds one or more smallest wrong
+implementations of it: an entry of the classic-mistake catalogue
+(autograd_kata/maintainer/mistakes.py, checked by test_mistakes.py), or an edit
+of the reference listed here.  Each edit is made in a scratch copy of the kata
+(as test_mistakes.py does), the stage's tests run against it as a learner's
+``exercises/`` module, and the stage must fail with the clause's words in its
+output.  ``RIGHT`` holds edits that change how the reference does something,
+not what it does: the stage must pass them (the tests judge effects, not calls).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+import os
+
+import pytest
+
+from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.maintainer.mistakes import MISTAKES
+from test_mistakes import ROOT, run_stage_with
+
+
+@dataclass(frozen=True)
+class Edit:
+    id: str
+    stage: int
+    says: str
+    old: str
+    new: str
+    phrase: str
+
+
+CATALOGUE = {m.id for m in MISTAKES}
+
+#: (stage, clause number) -> the smallest wrong implementations: catalogue ids or Edits
+CLAUSES: dict[tuple[int, int], list] = {
+    (1, 1): ["data-kept-as-given"],
+    (1, 2): ["grad-starts-as-int"],
+    (1, 3): [Edit("leaf-rule-returns", 1, "the leaf's _backward returns 0.0",
+                  '    """A leaf was made from nothing, so it has no one to pass a gradient to."""\n',
+                  '    """A leaf was made from nothing, so it has no one to pass a gradient to."""\n    return 0.0\n',
+                  "a leaf's rule is a no-op returning None")],
+    (1, 4): ["prev-is-a-tuple",
+             Edit("op-dropped", 1, "never stores the label", "self._op = _op ", "self._op = '' ",
+                  "_op keeps the label it was given")],
+    (1, 5): [Edit("repr-data-only", 1, "repr shows only the data",
+                  'return f"Value(data={self.data}, grad={self.grad})"', 'return f"Value({self.data})"',
+                  "__repr__ returns 'Value(data=…, grad=…)'")],
+    (1, 6): ["no-type-check",
+             Edit("type-error-unnamed", 1, "raises TypeError without naming the type",
+                  'raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")',
+                  'raise TypeError("Value() takes an int or float")',
+                  "which does not name the type")],
+    (2, 1): [Edit("add-subtracts", 2, "__add__ computes the difference",
+                  "out = Value(self.data + other.data, (self, other), '+')",
+                  "out = Value(self.data - other.data, (self, other), '+')", "__add__ adds the two data")],
+    (2, 2): [Edit("add-unlabelled", 2, "__add__ leaves the label empty",
+                  "out = Value(self.data + other.data, (self, other), '+')",
+                  "out = Value(self.data + other.data, (self, other))", "label the node '+'")],
+    (2, 3): ["add-forgets-upstream", "mul-forgets-upstream", "mul-swapped-partials", "add-passes-the-data"],
+    (2, 4): [Edit("mul-adopts-the-operand", 2, "__mul__ records other as a parent of self too",
+                  "        out = Value(self.data * other.data, (self, other), '*')\n",
+                  "        self._prev.add(other)\n        out = Value(self.data * other.data, (self, other), '*')\n",
+                  "operands stay leaves")],
+    (3, 1): ["lift-raises"],
+    (3, 2): [Edit("radd-swaps-to-sub", 3, "__radd__ subtracts", "        return self + other\n",
+                  "        return self - other\n", "2 + v: Python calls v.__radd__(2)")],
+    (3, 3): ["neg-detached"],
+    (3, 4): ["rsub-operands-swapped", "sub-forgets-to-negate"],
+    (3, 5): ["neg-detached"],
+    (3, 6): ["lift-raises"],
+    (4, 1): [Edit("tanh-unlabelled", 4, "labels tanh 't'", "out = Value(t, (self,), 'tanh')",
+                  "out = Value(t, (self,), 't')", "label the node 'tanh'")],
+    (4, 2): ["tanh-slope-from-input", "exp-slope-from-input", "relu-slope-one-at-zero", "pow-exponent-off-by-one"],
+    (4, 3): ["tanh-slope-via-cosh", "tanh-via-exp", "pow-slope-via-division", "exp-overflow-to-inf"],
+    (4, 4): [Edit("pow-accepts-anything", 4, "never checks the exponent",
+                  "        if not isinstance(exponent, (int, float)):\n",
+                  "        if False:\n", "which does not say the problem is the exponent")],
+    (4, 5): ["rtruediv-operands-swapped", "truediv-detached"],
+    (4, 6): ["tanh-slope-from-input"],
+    (5, 1): ["no-visited-set", "outputs-before-inputs", "order-reversed-twice-over"],
+    (5, 2): ["recursive-topological-sort", "recursion-limit-raised"],
+    (5, 3): ["root-not-seeded", "no-reverse"],
+    (5, 4): [Edit("leaf-root-unseeded", 5, "seeds the root only when it has parents",
+                  "        self.grad = 1.0  # d(self)/d(self)\n",
+                  "        if self._prev:\n            self.grad = 1.0\n", "dx/dx = 1")],
+    (5, 5): ["no-reverse"],
+    (6, 1): ["add-rule-assigns", "mul-rule-assigns", "tanh-rule-assigns", "exp-rule-assigns",
+             "relu-rule-assigns", "pow-rule-assigns"],
+    (6, 2): ["mul-rule-assigns", "add-rule-assigns"],
+    (6, 3): ["backward-zeroes-every-grad"],
+    (6, 4): ["pow-rule-assigns"],
+    (7, 1): ["zero-grad-skips-the-last", "zero-grad-sets-int",
+             Edit("zero-grad-zeroes-data", 7, "zero_grad() resets the data too",
+                  "        for p in self.parameters():\n            p.grad = 0.0\n",
+                  "        for p in self.parameters():\n            p.grad = 0.0\n            p.data = 0.0\n",
+                  "zero_grad() forgets gradients only")],
+    (7, 2): ["leaf-root-seeded-with-equals",
+             Edit("backward-resets-leaves", 7, "backward() zeroes the leaves' grads too",
+                  "            if node._prev:\n                node.grad = 0.0  # interior",
+                  "            if True:\n                node.grad = 0.0  # interior",
+                  "backward() adds into leaf grads and never resets them")],
+    (7, 3): ["second-backward-accepted", "release-of-the-root-only",
+             Edit("retain-skips-the-check", 7, "skips the released-graph check when retain_graph=True",
+                  "        if any(node._backward is _spent for node in order):\n",
+                  "        if not retain_graph and any(node._backward is _spent for node in order):\n",
+                  "retain_graph=True asked for too late")],
+    (7, 4): ["refuses-too-late", "release-checked-on-the-root-only"],
+    (7, 5): ["micrograd-one-to-three",
+             Edit("retain-graph-ignored", 7, "releases the graph even with retain_graph=True",
+                  "        if not retain_graph:\n", "        if True:\n",
+                  "backward(retain_graph=True) keeps the graph")],
+    (7, 6): ["zero-grad-skips-the-last"],
+    (8, 1): ["no-hidden-relu",
+             Edit("bias-drawn-at-random", 8, "draws the bias at random too",
+                  "        self.b = Value(0.0)\n", "        self.b = Value(rng.uniform(-1, 1))\n",
+                  "the bias starts at 0.0")],
+    (8, 2): ["one-output-unwrapped-per-layer"],
+    (8, 3): ["last-layer-relu",
+             Edit("parameters-without-bias", 8, "a neuron's parameters() leaves out the bias",
+                  "        return self.w + [self.b]\n", "        return self.w\n",
+                  "one weight per input plus one bias")],
+    (8, 4): ["seed-ignored", "seed-reseeds-the-global-random"],
+    (8, 5): ["zip-truncates",
+             Edit("train-zip-truncates", 8, "train() zips inputs and targets without strict=True",
+                  "zip(xs, ys, strict=True)", "zip(xs, ys)", "3 inputs but 2 targets")],
+    (8, 6): ["train-no-zero-grad", "train-climbs-the-gradient", "train-keeps-the-loss-value", "train-sums-the-loss"],
+}
+
+#: Other ways to write what the reference does: the stage must pass them.
+RIGHT = [
+    Edit("train-zeroes-by-hand", 8, "train() zeroes every parameter's grad itself instead of model.zero_grad()",
+         "        model.zero_grad()\n", "        for p in model.parameters():\n            p.grad = 0.0\n", ""),
+    Edit("rules-add-longhand", 6, "writes the add rule as self.grad = self.grad + out.grad",
+         "            self.grad += out.grad  # STUB:", "            self.grad = self.grad + out.grad  # STUB:", ""),
+    Edit("zero-grad-by-index", 7, "zero_grad() walks the parameters by index",
+         "        for p in self.parameters():\n            p.grad = 0.0\n",
+         "        ps = self.parameters()\n        for i in range(len(ps)):\n            ps[i].grad = 0.0\n", ""),
+]
+
+EDITS = [e for entries in CLAUSES.values() for e in entries if isinstance(e, Edit)]
+
+
+def clauses_of(number: int) -> list[int]:
+    """The clause numbers in the docstring of stage ``number``'s test module."""
+    path = ROOT / stage(number).test_file
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return [int(n) for n in re.findall(r"^(\d+)\. ", doc, flags=re.MULTILINE)]
+
+
+def test_every_clause_of_every_stage_has_a_smallest_wrong_implementation():
+    for s in STAGES:
+        numbers = clauses_of(s.number)
+        assert numbers, f"{s.test_file}: its docstring states no numbered contract clauses"
+        assert numbers == list(range(1, len(numbers) + 1)), f"{s.test_file}: clauses numbered {numbers}"
+        for n in numbers:
+            assert CLAUSES.get((s.number, n)), f"stage {s.number} clause {n} has no wrong implementation in CLAUSES"
+    stated = {(s.number, n) for s in STAGES for n in clauses_of(s.number)}
+    assert set(CLAUSES) <= stated, f"CLAUSES names clauses no docstring states: {sorted(set(CLAUSES) - stated)}"
+    for entries in CLAUSES.values():
+        for entry in entries:
+            assert isinstance(entry, Edit) or entry in CATALOGUE, f"{entry!r} is no catalogued mistake"
+
+
+@pytest.fixture(scope="session")
+def runs(request, tmp_path_factory):
+    """Every selected edit's stage run, started together; {id: CompletedProcess or error}."""
+    chosen = [item.callspec.params["edit"] for item in request.session.items
+              if hasattr(item, "callspec") and "edit" in item.callspec.params]
+    places = [tmp_path_factory.mktemp(e.id) for e in chosen]
+
+    def one(edit, where):
+        try:
+            return run_stage_with(edit, where)
+        except BaseException as error:  # noqa: BLE001 - reported by the edit's own test
+            return error
+
+    with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
+        return dict(zip((e.id for e in chosen), pool.map(one, chosen, places)))
+
+
+def outcome(edit, runs):
+    done = runs[edit.id]
+    if isinstance(done, BaseException):
+        raise done
+    return done, done.stdout + done.stderr
+
+
+@pytest.mark.timeout(1200)  # the first test waits for every stage run (the shared fixture)
+@pytest.mark.parametrize("edit", EDITS, ids=[e.id for e in EDITS])
+def test_the_clause_breaks_the_stage_by_name(edit, runs):
+    done, output = outcome(edit, runs)
+    where = f"stage {edit.stage} with {edit.says}"
+    assert done.returncode == 1, f"{where}: pytest exited {done.returncode}, expected 1\n{output[-3000:]}"
+    assert edit.phrase in output, f"{where}: the stage fails but never says {edit.phrase!r}\n{output[-3000:]}"
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("edit", RIGHT, ids=[e.id for e in RIGHT])
+def test_another_right_way_passes(edit, runs):
+    done, output = outcome(edit, runs)
+    assert done.returncode == 0, (f"stage {edit.stage} fails for right code that {edit.says}: the tests must "
+                                  f"judge the effect, not the call\n{output[-3000:]}")
+
+
+#: Mistakes the property tests (random graphs, -m properties) must catch on their own.
+NETTED = ["tanh-slope-from-input", "mul-rule-assigns", "micrograd-one-to-three", "no-hidden-relu"]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("hidden", [None, "20261201"], ids=["fixed", "hidden_seed"])
+@pytest.mark.parametrize("mistake_id", NETTED)
+def test_the_property_tests_catch_a_mistake_on_their_own(mistake_id, hidden, tmp_path):
+    mistake = next(m for m in MISTAKES if m.id == mistake_id)
+    done = run_stage_with(mistake, tmp_path, "-k", "random", *(() if hidden else ("-m", "properties")),
+                          env_extra={"KATA_HIDDEN_SEED": hidden} if hidden else None)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "1 failed" in output, (
+        f"stage {mistake.stage} with {mistake.says}: the property test did not fail\n{output[-3000:]}")
+    assert "central differences" in output or "retain_graph" in output, output[-3000:]
