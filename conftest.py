@@ -92,7 +92,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, stage.marker))
         if stage and not item.get_closest_marker("timeout") and config.getoption("timeout", None) is None:
             heavy = any(item.get_closest_marker(m) for m in HEAVY_MARKERS)
-            item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT if heavy else STAGE_TIMEOUT))
+            limit = HEAVY_TIMEOUT if heavy else STAGE_TIMEOUT
+            if config.getoption("sandbox", None):
+                # through the sandbox, a hang is the sandbox's to report ("did not answer
+                # within N s", or a hung import): the judge's own limit sits above it
+                limit = max(limit, sandbox_call_timeout() + 4)
+            item.add_marker(pytest.mark.timeout(limit))
 
 
 def pytest_generate_tests(metafunc):
@@ -146,7 +151,7 @@ def remote_engine(config, name):
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
         folder = os.path.realpath(config.getoption("sandbox"))
-        timeout = float(os.environ.get("KATA_SANDBOX_TIMEOUT") or remote.CALL_TIMEOUT)
+        timeout = sandbox_call_timeout()
         try:
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
         except remote.ImportFailed as error:
@@ -157,6 +162,12 @@ def remote_engine(config, name):
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
     return found
+
+
+def sandbox_call_timeout() -> float:
+    """Seconds the judge waits for one answer of the sandbox (KATA_SANDBOX_TIMEOUT)."""
+    from autograd_kata.classroom import remote
+    return float(os.environ.get("KATA_SANDBOX_TIMEOUT") or remote.CALL_TIMEOUT)
 
 
 def sandbox_errors():

@@ -312,7 +312,8 @@ def test_the_verification_passes_on_the_release(released, tmp_path):
 
 @pytest.mark.parametrize("tamper, named", [
     (lambda c: (c / "tests" / "expect.py").write_text("# all pass\n"), "tests/expect.py is not the released"),
-    (lambda c: (c / "tests" / "conftest.py").write_text("collect_ignore = ['.']\n"), "tests/conftest.py was added"),
+    (lambda c: (c / "tests" / "test_zz_all_pass.py").write_text("def test_ok():\n    pass\n"),
+     "tests/test_zz_all_pass.py was added"),
     (lambda c: (c / "conftest.py").unlink(), "conftest.py is missing"),
     (lambda c: (c / "autograd_kata" / "core" / "results.py").write_text(""), "autograd_kata/core/results.py"),
     (lambda c: (c / "pyproject.toml").write_text((c / "pyproject.toml").read_text() + "\n# x\n"), "pyproject.toml"),

@@ -227,6 +227,7 @@ def _env(scratch: Path, extra: dict) -> dict:
         "PYTHONHASHSEED": "0",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "KATA_IMPL": "exercises",
+        "KATA_LANG": "en",  # reports and the class summary read the English phrases
         "MPLBACKEND": "Agg",
     })
     env.update(extra)
