@@ -15,6 +15,7 @@ uses each Value once: what a rule must do when a parent already holds a
 gradient is the discovery of stage 6."""
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
@@ -24,15 +25,15 @@ expect = Expect(stage=2)
 def test_add_computes_the_sum(engine):
     a, b = engine.Value(2.0), engine.Value(-3.5)
     out = a + b
-    expect.true(isinstance(out, engine.Value), f"a + b gave {out!r}, expected a new Value")
-    expect.equal(out.data, -1.5, "(2.0 + -3.5).data", "__add__ adds the two data")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="a + b", got=repr(out)))
+    expect.equal(out.data, -1.5, "(2.0 + -3.5).data", t("s2.add.data"))
 
 
 def test_add_records_its_parents_and_op(engine):
     a, b = engine.Value(2.0), engine.Value(-3.5)
     out = a + b
-    expect.equal(out._prev, {a, b}, "(a + b)._prev", "the new node's parents are a and b")
-    expect.equal(out._op, "+", "(a + b)._op", "label the node '+'")
+    expect.equal(out._prev, {a, b}, "(a + b)._prev", t("s2.parents"))
+    expect.equal(out._op, "+", "(a + b)._op", t("s2.label", op="'+'"))
 
 
 def test_add_passes_out_grad_to_both_parents(engine):
@@ -40,24 +41,24 @@ def test_add_passes_out_grad_to_both_parents(engine):
     out = a + b
     out.grad = 3.0
     out._backward()
-    expect.grads("d(a+b)/da = d(a+b)/db = 1, times the out.grad that arrived",
-                 [("forgot `* out.grad`", {"a": 1.0, "b": 1.0}),
-                  ("hands on out.data, not out.grad", {"a": -1.5, "b": -1.5})],
+    expect.grads(t("s2.add.rule"),
+                 [(t("s2.m.forgot_upstream"), {"a": 1.0, "b": 1.0}),
+                  (t("s2.m.hands_data"), {"a": -1.5, "b": -1.5})],
                  a=(a, 3.0), b=(b, 3.0))
 
 
 def test_mul_computes_the_product(engine):
     a, b = engine.Value(2.0), engine.Value(-3.0)
     out = a * b
-    expect.true(isinstance(out, engine.Value), f"a * b gave {out!r}, expected a new Value")
-    expect.equal(out.data, -6.0, "(2.0 * -3.0).data", "__mul__ multiplies the two data")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="a * b", got=repr(out)))
+    expect.equal(out.data, -6.0, "(2.0 * -3.0).data", t("s2.mul.data"))
 
 
 def test_mul_records_its_parents_and_op(engine):
     a, b = engine.Value(2.0), engine.Value(-3.0)
     out = a * b
-    expect.equal(out._prev, {a, b}, "(a * b)._prev", "the new node's parents are a and b")
-    expect.equal(out._op, "*", "(a * b)._op", "label the node '*'")
+    expect.equal(out._prev, {a, b}, "(a * b)._prev", t("s2.parents"))
+    expect.equal(out._op, "*", "(a * b)._op", t("s2.label", op="'*'"))
 
 
 def test_mul_gives_each_parent_the_other_operand(engine):
@@ -65,9 +66,9 @@ def test_mul_gives_each_parent_the_other_operand(engine):
     out = a * b
     out.grad = 5.0
     out._backward()
-    expect.grads("d(ab)/da = b and d(ab)/db = a, times out.grad",
-                 [("swapped the partials", {"a": 10.0, "b": -15.0}),
-                  ("forgot `* out.grad`", {"a": -3.0, "b": 2.0})],
+    expect.grads(t("s2.mul.rule"),
+                 [(t("s2.m.swapped"), {"a": 10.0, "b": -15.0}),
+                  (t("s2.m.forgot_upstream"), {"a": -3.0, "b": 2.0})],
                  a=(a, -15.0), b=(b, 10.0))
 
 
@@ -76,9 +77,9 @@ def test_mul_rule_multiplies_by_out_grad(engine):
     out = a * b
     out.grad = -2.0
     out._backward()
-    expect.grads("the chain rule multiplies the local derivative by out.grad",
-                 [("forgot `* out.grad`", {"a": 0.5, "b": 4.0}),
-                  ("swapped the partials", {"a": -8.0, "b": -1.0})],
+    expect.grads(t("s2.mul.chain"),
+                 [(t("s2.m.forgot_upstream"), {"a": 0.5, "b": 4.0}),
+                  (t("s2.m.swapped"), {"a": -8.0, "b": -1.0})],
                  a=(a, -1.0), b=(b, -8.0))
 
 
@@ -87,8 +88,8 @@ def test_arithmetic_leaves_the_operands_alone(engine):
     a + b
     a * b
     expect.equal((a.data, b.data, a.grad, b.grad), (2.0, -3.0, 0.0, 0.0), "(a.data, b.data, a.grad, b.grad)",
-                 "building a node reads its operands; only _backward() changes grads")
-    expect.equal((a._prev, b._prev), (set(), set()), "(a._prev, b._prev)", "operands stay leaves")
+                 t("s2.operands.alone"))
+    expect.equal((a._prev, b._prev), (set(), set()), "(a._prev, b._prev)", t("s2.operands.leaves"))
 
 
 @pytest.mark.properties

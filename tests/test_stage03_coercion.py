@@ -23,13 +23,14 @@ to an upstream value that is never 1 and runs each node's own _backward()
 through expect.backprop, outputs first."""
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect, backprop, close, numeric_grads
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
 expect = Expect(stage=3)
 
-CONSTANT = "a plain number joins the graph as a constant leaf: a new Value in out._prev"
-NOT_IMPLEMENTED = "return NotImplemented for unsupported operands"
+CONSTANT = t("s3.constant")
+NOT_IMPLEMENTED = t("s3.not_implemented")
 
 
 def diagnose(rule, got, mistakes):
@@ -37,7 +38,7 @@ def diagnose(rule, got, mistakes):
     ``mistakes`` holds ``(phrase, wrong_number)``."""
     for phrase, wrong in mistakes:
         if close(got, wrong):
-            return f"{rule} - this is the number of the classic mistake: {phrase}"
+            return t("s3.diagnose", rule=rule, phrase=phrase)
     return rule
 
 
@@ -48,54 +49,52 @@ def constants_of(out, *operands):
 
 def expect_constant_leaf(engine, out, v, number, what):
     expect.true(any(p is v for p in out._prev),
-                f"v is not in {what}._prev: {what} must stay in the graph (detached from the graph?)")
+                t("s3.v_detached", what=what))
     others = constants_of(out, v)
     expect.true(len(others) == 1 and isinstance(others[0], engine.Value),
-                f"{what}._prev is {out._prev!r}, expected v and one constant Value({number}): {CONSTANT}")
+                t("s3.prev_const", what=what, prev=repr(out._prev), number=number, constant=CONSTANT))
     const = others[0]
-    expect.equal(const.data, float(number), f"the constant in {what}._prev", CONSTANT)
-    expect.equal(const._prev, set(), "the constant's _prev", "a constant is a leaf: it was made from nothing")
+    expect.equal(const.data, float(number), t("s3.const_in", what=what), CONSTANT)
+    expect.equal(const._prev, set(), t("s3.const_prev"), t("s3.const_leaf"))
 
 
 def test_lift_turns_a_number_into_a_constant_leaf(engine):
     for number in (2, -0.5):
         lifted = engine._lift(number)
         expect.true(isinstance(lifted, engine.Value),
-                    f"_lift({number!r}) gave {lifted!r}, expected a Value: {CONSTANT}")
+                    t("s3.lift.gave", number=repr(number), got=repr(lifted), constant=CONSTANT))
         expect.equal(lifted.data, float(number), f"_lift({number!r}).data", CONSTANT)
-        expect.equal(lifted._prev, set(), f"_lift({number!r})._prev", "a constant is a leaf: it was made from nothing")
+        expect.equal(lifted._prev, set(), f"_lift({number!r})._prev", t("s3.const_leaf"))
     try:
         refused = engine._lift("a")
     except NotImplementedError:
         raise
     except Exception as error:  # noqa: BLE001 - the classic mistake, reported in one line
-        expect.fail(f"_lift('a') raised {type(error).__name__}: {error}; expected it to return NotImplemented: "
-                    f"{NOT_IMPLEMENTED}, so Python itself can raise the TypeError")
+        expect.fail(t("s3.lift.raised", error=type(error).__name__, message=error, rule=NOT_IMPLEMENTED))
     expect.true(refused is NotImplemented,
-                f"_lift('a') gave {refused!r}, expected NotImplemented: {NOT_IMPLEMENTED}, "
-                "so Python itself can raise the TypeError")
+                t("s3.lift.refused", got=repr(refused), rule=NOT_IMPLEMENTED))
 
 
 def test_add_a_number_on_the_right(engine):
     v = engine.Value(1.5)
     out = v + 2
-    expect.true(isinstance(out, engine.Value), f"v + 2 gave {out!r}, expected a new Value")
-    expect.equal(out.data, 3.5, "(Value(1.5) + 2).data", "v + 2 adds the number to v.data")
-    expect.equal(out._op, "+", "(v + 2)._op", "v + 2 is an ordinary '+' node")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="v + 2", got=repr(out)))
+    expect.equal(out.data, 3.5, "(Value(1.5) + 2).data", t("s3.add_right.data"))
+    expect.equal(out._op, "+", "(v + 2)._op", t("s3.plain_node", expr="v + 2", op="'+'"))
     expect_constant_leaf(engine, out, v, 2, "(v + 2)")
     backprop(out, 3.0)
-    expect.grads("d(v+2)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, 3.0))
+    expect.grads(t("s3.slope_forgot", slope="d(v+2)/dv = 1"), v=(v, 3.0))
 
 
 def test_mul_by_a_float_on_the_right(engine):
     v = engine.Value(3.0)
     out = v * 0.5
-    expect.true(isinstance(out, engine.Value), f"v * 0.5 gave {out!r}, expected a new Value")
-    expect.equal(out.data, 1.5, "(Value(3.0) * 0.5).data", "v * 0.5 multiplies v.data by the number")
-    expect.equal(out._op, "*", "(v * 0.5)._op", "v * 0.5 is an ordinary '*' node")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="v * 0.5", got=repr(out)))
+    expect.equal(out.data, 1.5, "(Value(3.0) * 0.5).data", t("s3.mul_right.data"))
+    expect.equal(out._op, "*", "(v * 0.5)._op", t("s3.plain_node", expr="v * 0.5", op="'*'"))
     expect_constant_leaf(engine, out, v, 0.5, "(v * 0.5)")
     backprop(out, -4.0)
-    expect.grads("d(0.5v)/dv = 0.5, times out.grad (forgot `* out.grad`? swapped the partials?)",
+    expect.grads(t("s3.slope_forgot_swapped", slope="d(0.5v)/dv = 0.5"),
                  v=(v, -2.0))
 
 
@@ -103,30 +102,30 @@ def test_radd_handles_a_number_on_the_left(engine):
     v = engine.Value(1.5)
     out = 2 + v
     expect.true(isinstance(out, engine.Value),
-                f"2 + v gave {out!r}, expected a new Value: int + Value asks Value.__radd__")
-    expect.equal(out.data, 3.5, "(2 + Value(1.5)).data", "2 + v: Python calls v.__radd__(2) when int gives up")
+                t("s3.reflected", expr="2 + v", got=repr(out), left="int + Value", method="__radd__"))
+    expect.equal(out.data, 3.5, "(2 + Value(1.5)).data", t("s3.gives_up", expr="2 + v", call="v.__radd__(2)"))
     expect_constant_leaf(engine, out, v, 2, "(2 + v)")
     backprop(out, -2.5)
-    expect.grads("d(2+v)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, -2.5))
+    expect.grads(t("s3.slope_forgot", slope="d(2+v)/dv = 1"), v=(v, -2.5))
 
 
 def test_rmul_handles_a_number_on_the_left(engine):
     v = engine.Value(-1.5)
     out = 3 * v
     expect.true(isinstance(out, engine.Value),
-                f"3 * v gave {out!r}, expected a new Value: int * Value asks Value.__rmul__")
-    expect.equal(out.data, -4.5, "(3 * Value(-1.5)).data", "3 * v: Python calls v.__rmul__(3) when int gives up")
+                t("s3.reflected", expr="3 * v", got=repr(out), left="int * Value", method="__rmul__"))
+    expect.equal(out.data, -4.5, "(3 * Value(-1.5)).data", t("s3.gives_up", expr="3 * v", call="v.__rmul__(3)"))
     expect_constant_leaf(engine, out, v, 3, "(3 * v)")
     backprop(out, 2.0)
-    expect.grads("d(3v)/dv = 3, times out.grad (forgot `* out.grad`? swapped the partials?)", v=(v, 6.0))
+    expect.grads(t("s3.slope_forgot_swapped", slope="d(3v)/dv = 3"), v=(v, 6.0))
 
 
 def test_neg_flips_the_sign(engine):
     v = engine.Value(2.5)
     out = -v
-    expect.true(isinstance(out, engine.Value), f"-v gave {out!r}, expected a new Value")
-    expect.equal(out.data, -2.5, "(-Value(2.5)).data", "-v has data -v.data")
-    expect.equal(v.data, 2.5, "v.data after -v", "-v makes a new node; it leaves v alone")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="-v", got=repr(out)))
+    expect.equal(out.data, -2.5, "(-Value(2.5)).data", t("s3.neg.data"))
+    expect.equal(v.data, 2.5, t("s3.after", what="v.data", expr="-v"), t("s3.neg.alone"))
 
 
 def test_neg_stays_in_the_graph(engine):
@@ -134,47 +133,48 @@ def test_neg_stays_in_the_graph(engine):
     out = -v
     order = backprop(out, 1.5)
     expect.true(any(node is v for node in order),
-                "v cannot be reached from -v through _prev: -v must stay in the graph "
-                "(detached from the graph?) - build it from graph ops, e.g. v times the constant -1")
-    expect.grads("d(-v)/dv = -1, times out.grad: -v must stay in the graph (detached from the graph?)",
+                t("s3.neg.unreachable"))
+    expect.grads(t("s3.in_graph", slope="d(-v)/dv = -1", node="-v"),
                  v=(v, -1.5))
 
 
 def test_sub_subtracts_the_right_operand(engine):
     v, w = engine.Value(5.0), engine.Value(2.0)
     out = v - w
-    expect.true(isinstance(out, engine.Value), f"v - w gave {out!r}, expected a new Value")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="v - w", got=repr(out)))
     expect.equal(out.data, 3.0, "(Value(5.0) - Value(2.0)).data",
-                 diagnose("v - w is v + (-w)", out.data, [("operands swapped: v - w is not w - v", -3.0),
-                                                         ("forgot to negate: v - w is not v + w", 7.0)]))
-    expect.equal((v.data, w.data), (5.0, 2.0), "(v.data, w.data) after v - w", "v - w leaves v and w alone")
+                 diagnose(t("s3.is", expr="v - w", same="v + (-w)"), out.data,
+                          [(t("s3.m.swapped", right="v - w", wrong="w - v"), -3.0),
+                           (t("s3.m.negate", right="v - w", wrong="v + w"), 7.0)]))
+    expect.equal((v.data, w.data), (5.0, 2.0), t("s3.after", what="(v.data, w.data)", expr="v - w"), t("s3.sub.alone"))
     backprop(out, 2.5)
-    expect.grads("d(v-w)/dv = 1 and d(v-w)/dw = -1, times out.grad: -w must stay in the graph "
-                 "(detached from the graph?)", v=(v, 2.5), w=(w, -2.5))
+    expect.grads(t("s3.sub.rule"), v=(v, 2.5), w=(w, -2.5))
 
 
 def test_sub_a_number_on_the_right(engine):
     v = engine.Value(4.0)
     out = v - 1
-    expect.true(isinstance(out, engine.Value), f"v - 1 gave {out!r}, expected a new Value")
+    expect.true(isinstance(out, engine.Value), t("s2.new_value", expr="v - 1", got=repr(out)))
     expect.equal(out.data, 3.0, "(Value(4.0) - 1).data",
-                 diagnose("v - 1 is v + (-1)", out.data, [("operands swapped: v - 1 is not 1 - v", -3.0),
-                                                         ("forgot to negate: v - 1 is not v + 1", 5.0)]))
+                 diagnose(t("s3.is", expr="v - 1", same="v + (-1)"), out.data,
+                          [(t("s3.m.swapped", right="v - 1", wrong="1 - v"), -3.0),
+                           (t("s3.m.negate", right="v - 1", wrong="v + 1"), 5.0)]))
     backprop(out, -3.0)
-    expect.grads("d(v-1)/dv = 1, times out.grad (forgot `* out.grad`?)", v=(v, -3.0))
+    expect.grads(t("s3.slope_forgot", slope="d(v-1)/dv = 1"), v=(v, -3.0))
 
 
 def test_rsub_subtracts_self_from_the_constant(engine):
     v = engine.Value(4.0)
     out = 1 - v
     expect.true(isinstance(out, engine.Value),
-                f"1 - v gave {out!r}, expected a new Value: int - Value asks Value.__rsub__")
+                t("s3.reflected", expr="1 - v", got=repr(out), left="int - Value", method="__rsub__"))
     expect.equal(out.data, -3.0, "(1 - Value(4.0)).data",
-                 diagnose("__rsub__(self, other) computes other - self", out.data,
-                          [("operands swapped: 1 - v is not v - 1", 3.0),
-                           ("forgot to negate: 1 - v is not 1 + v", 5.0)]))
+                 diagnose(t("s3.rsub.rule"), out.data,
+                          [(t("s3.m.swapped", right="1 - v", wrong="v - 1"), 3.0),
+                           (t("s3.m.negate", right="1 - v", wrong="1 + v"), 5.0)]))
     backprop(out, 2.0)
-    expect.grads("d(1-v)/dv = -1, times out.grad", [("operands swapped: 1 - v is not v - 1", {"v": 2.0})],
+    expect.grads(t("s3.times_up", slope="d(1-v)/dv = -1"),
+                 [(t("s3.m.swapped", right="1 - v", wrong="v - 1"), {"v": 2.0})],
                  v=(v, -2.0))
 
 
@@ -186,11 +186,10 @@ def test_constants_mix_into_longer_expressions(engine):
     x, y, z, w = (engine.Value(v) for v in xs)
     out = f(x, y, z, w)
     expect.equal(out.data, f(*xs), "((2 - x) * (y - 0.5) + 3 * z - -w).data",
-                 "constants, reflected ops and negation compose like ordinary arithmetic")
+                 t("s3.compose.data"))
     want = numeric_grads(f, *xs)
     backprop(out, -1.5)
-    expect.grads("every constant is a leaf and every - is a graph op, so the gradient matches the "
-                 "finite-difference slope",
+    expect.grads(t("s3.compose.rule"),
                  x=(x, -1.5 * want[0]), y=(y, -1.5 * want[1]), z=(z, -1.5 * want[2]), w=(w, -1.5 * want[3]))
 
 
@@ -204,9 +203,7 @@ def test_an_unsupported_operand_is_pythons_own_type_error(engine, expression, ma
     v = engine.Value(1.0)
     error = expect.raises(TypeError, lambda: make(v), f"{expression}: {NOT_IMPLEMENTED}")
     expect.true("unsupported operand" in str(error),
-                f"{expression} raised TypeError({str(error)!r}), expected Python's own "
-                f"\"unsupported operand type(s) ...\": {NOT_IMPLEMENTED}; Python then tries the other "
-                "operand and raises that TypeError itself")
+                t("s3.unsupported", expr=expression, said=repr(str(error)), rule=NOT_IMPLEMENTED))
 
 
 @pytest.mark.properties

@@ -50,7 +50,7 @@ CLAUSES: dict[tuple[int, int], list] = {
                   "_op keeps the label it was given")],
     (1, 5): [Edit("repr-data-only", 1, "repr shows only the data",
                   'return f"Value(data={self.data}, grad={self.grad})"', 'return f"Value({self.data})"',
-                  "__repr__ returns 'Value(data=…, grad=…)'")],
+                  "__repr__ returns 'Value(data=..., grad=...)'")],
     (1, 6): ["no-type-check",
              Edit("type-error-unnamed", 1, "raises TypeError without naming the type",
                   'raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")',
