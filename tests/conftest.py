@@ -1,4 +1,4 @@
-"""Property tests (marker ``properties``) and their Hypothesis profile.
+"""The language of the failure messages; property tests (marker ``properties``) and their Hypothesis profile.
 
 The fixed examples of each stage are the lesson; the property tests are a net
 under them: random expression graphs from the stage's operations, every
@@ -16,6 +16,14 @@ gradient compared with central differences (tests/graphs.py).
 from __future__ import annotations
 
 import os
+import sys
+
+from autograd_kata.core import i18n
+
+# The stage tests speak the learner's language (--lang is kata's; here KATA_LANG, then the
+# locale).  Chosen once, before any test module builds its messages; a terminal that cannot
+# show it gets English and one notice.  sys.__stdout__: pytest has replaced sys.stdout by now.
+i18n.setup(stream=sys.__stdout__ or sys.stdout)
 
 HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
 
