@@ -104,7 +104,7 @@ MISTAKEN = ("data-kept-as-given", "add-forgets-upstream", "sub-forgets-to-negate
             "last-layer-relu", "one-output-unwrapped-per-layer", "train-no-zero-grad", "seed-ignored",
             "train-climbs-the-gradient")
 # mistakes whose failures are crashes in the learner's code, reported by core/explain.py
-CRASHES = {"one-output-unwrapped-per-layer"}
+CRASHES = {"one-output-unwrapped-per-layer", "train-climbs-the-gradient"}
 BY_ID = {m.id: m for m in MISTAKES}
 CASES = [(f"stub{n}", n, None) for n in range(1, 9)] + [(i, BY_ID[i].stage, BY_ID[i]) for i in MISTAKEN]
 
