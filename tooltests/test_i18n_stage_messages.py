@@ -118,8 +118,8 @@ def source_of(number, mistake) -> str:
     return source.replace(mistake.old, mistake.new)
 
 
-def run_case(case, lang, where: Path) -> tuple[dict, str]:
-    """The case's stage run as a plain pytest in a scratch kata; (results JSON, terminal output)."""
+def scratch(case, where: Path) -> None:
+    """A scratch kata in ``where`` whose exercises/ module of the case's stage is the case's file."""
     name, number, mistake = case
     s = stage(number)
     for file in ("conftest.py", "pyproject.toml"):
@@ -128,8 +128,19 @@ def run_case(case, lang, where: Path) -> tuple[dict, str]:
     (where / "exercises").mkdir()
     (where / "exercises" / "__init__.py").write_text("", encoding="utf-8")
     (where / s.source("exercises")).write_text(source_of(number, mistake), encoding="utf-8")
+
+
+def clean_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in LANG_VARS and k != "KATA_IMPL"}
-    env.update(KATA_LANG=lang, PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1", NO_COLOR="1")
+    return {**env, "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", **extra}
+
+
+def run_case(case, lang, where: Path) -> tuple[dict, str]:
+    """The case's stage run as a plain pytest in a scratch kata; (results JSON, terminal output)."""
+    name, number, _ = case
+    s = stage(number)
+    scratch(case, where)
+    env = clean_env(KATA_LANG=lang, PYTHONIOENCODING="utf-8")
     results = where / "results.json"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", s.test_file, "-q", "-rf", "--no-header", "-p", "no:cacheprovider",
@@ -187,3 +198,18 @@ def test_every_failure_line_is_in_the_chosen_language(case, lang, runs):
         assert first in terminal, f"{test['name']}: the recorded message is not what the terminal showed: {first}"
         trouble += [f"{test['name']}: {line}" for line in prose_trouble(test["message"], lang)]
     assert trouble == [], "\n".join(trouble)
+
+
+def test_an_ascii_terminal_asking_for_japanese_gets_one_notice_and_english(tmp_path):
+    """A plain pytest run with KATA_LANG=ja on a terminal that cannot show Japanese: one
+    notice, then the failures in English, and nothing that is not ASCII (no crash)."""
+    case = next(c for c in CASES if c[0] == "no-reverse")
+    scratch(case, tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pytest", stage(5).test_file, "-q", "--no-header",
+                           "-p", "no:cacheprovider"],
+                          cwd=tmp_path, env=clean_env(KATA_LANG="ja", PYTHONIOENCODING="ascii"),
+                          capture_output=True, timeout=TIMEOUT, check=False)
+    out = (done.stdout + done.stderr).decode("ascii")  # raises if anything else came
+    assert done.returncode == 1, out[-2000:]
+    assert out.count("cannot show Japanese") == 1, out[-2000:]
+    assert "these are the numbers of the classic mistake: reverse the topological order" in out, out[-2000:]
