@@ -1,4 +1,4 @@
-"""Property tests (marker ``properties``) and their Hypothesis profile.
+"""The language of the failure messages; property tests (marker ``properties``) and their Hypothesis profile.
 
 The fixed examples of each stage are the lesson; the property tests are a net
 under them: random expression graphs from the stage's operations, every
@@ -15,7 +15,19 @@ gradient compared with central differences (tests/graphs.py).
 """
 from __future__ import annotations
 
+import io
 import os
+import sys
+
+from autograd_kata.core import i18n
+
+# The stage tests speak the learner's language (--lang is kata's; here KATA_LANG, then the
+# locale).  Chosen once, before any test module builds its messages; a terminal that cannot
+# show it gets English and one notice.  sys.__stdout__: pytest has replaced sys.stdout by now;
+# and it captures even the process's stderr while conftests load, so the notice waits for
+# the terminal reporter (pytest_sessionstart below).
+NOTICE = io.StringIO()
+i18n.setup(stream=sys.__stdout__ or sys.stdout, notice=NOTICE)
 
 HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
 
@@ -33,6 +45,12 @@ else:
     settings.register_profile("kata", derandomize=True, **COMMON)
     settings.register_profile("kata-hidden", derandomize=False, **COMMON)
     settings.load_profile("kata-hidden" if HIDDEN else "kata")
+
+
+def pytest_sessionstart(session):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if NOTICE.getvalue() and reporter is not None:
+        reporter.write_line(NOTICE.getvalue().rstrip())
 
 
 def pytest_configure(config):

@@ -1,7 +1,10 @@
 """Teaching assertions for the stage tests.
 
 Every failure says what was expected, what came, which rule broke, and where
-the hint is.  ``Expect.grads`` reports every wrong gradient of a test at once
+the hint is, in the learner's language: every sentence comes from the message
+catalogue (``autograd_kata/locales/*.po``, ids ``expect.*``), so the rule and
+mistake texts a test passes in come from it too, and ``Expect.grads`` can find
+a mistake's phrase inside a rule in any language.  ``Expect.grads`` reports every wrong gradient of a test at once
 (through pytest-check), so a learner sees the whole picture of a broken rule.
 """
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import math
 
 from pytest_check import check
+
+from autograd_kata.core.i18n import t
 
 TOL = 1e-6
 
@@ -38,7 +43,7 @@ class Expect:
         self.stage = stage
 
     def _say(self, text: str) -> str:
-        return f"{text} -> kata hint {self.stage}"
+        return t("expect.hint", text=text, n=self.stage)
 
     def fail(self, text: str):
         raise RuleBroken(self._say(text))
@@ -51,7 +56,7 @@ class Expect:
         """``got == want`` (floats within 1e-6); otherwise fail naming ``what`` and ``rule``."""
         same = close(got, want) if isinstance(want, float) else got == want
         if not same:
-            self.fail(f"{what} is {show(got)}, expected {show(want)}: {rule}")
+            self.fail(t("expect.is_expected", what=what, got=show(got), want=show(want), rule=rule))
 
     def grads(self, rule: str, mistakes=(), **nodes):
         """Each keyword is ``name=(value_node, expected_grad)``; all wrong ones are reported.
@@ -60,22 +65,25 @@ class Expect:
         that came are exactly what a classic mistake gives, the message names it."""
         for phrase, wrong in mistakes:
             if all(close(getattr(nodes[name][0], "grad", None), g) for name, g in wrong.items()):
+                # both texts come from the catalogue in one language, so a phrase the rule
+                # already names is found inside it in Japanese as in English
                 if phrase in rule:
-                    rule = f"{rule} (these are exactly that mistake's numbers)"
+                    rule = t("expect.exactly_that_mistake", rule=rule)
                 else:
-                    rule = f"{rule} - these are the numbers of the classic mistake: {phrase}"
+                    rule = t("expect.classic_mistake", rule=rule, phrase=phrase)
                 break
         for name, (node, want) in nodes.items():
             got = getattr(node, "grad", None)
             if not close(got, want):
-                check.fail(self._say(f"{name}.grad is {show(got)}, expected {show(want)}: {rule}"))
+                check.fail(self._say(t("expect.is_expected", what=f"{name}.grad", got=show(got), want=show(want),
+                                       rule=rule)))
 
     def raises(self, error, action, rule: str, otherwise: str | None = None):
         """``action()`` must raise ``error`` (a type or a tuple of types); returns the exception.
 
         Another exception is reported with ``otherwise`` instead of ``rule`` when given: a
         crash elsewhere proves nothing about the rule, so it must not be blamed on it."""
-        wanted = " or ".join(e.__name__ for e in (error if isinstance(error, tuple) else (error,)))
+        wanted = t("expect.or").join(e.__name__ for e in (error if isinstance(error, tuple) else (error,)))
         try:
             action()
         except error as raised:
@@ -83,8 +91,9 @@ class Expect:
         except NotImplementedError:
             raise
         except Exception as other:  # noqa: BLE001 - we report what came instead
-            self.fail(f"expected {wanted}, got {type(other).__name__}: {other}: {otherwise or rule}")
-        self.fail(f"expected {wanted}, but nothing was raised: {rule}")
+            self.fail(t("expect.raised_other", wanted=wanted, kind=type(other).__name__, error=other,
+                        rule=otherwise or rule))
+        self.fail(t("expect.raised_nothing", wanted=wanted, rule=rule))
 
 
 def backprop(root, upstream=1.0):

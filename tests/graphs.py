@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 import os
 
+from autograd_kata.core.i18n import t
+
 try:
     from hypothesis import given, seed, strategies as st
 except ImportError:  # an old environment: the property tests skip, the fixed examples still run
@@ -201,7 +203,7 @@ def for_all(first, strategy, check):
 
     check(first)
     if given is None:
-        pytest.skip("the property tests need Hypothesis: pip install hypothesis")
+        pytest.skip(t("props.no_hypothesis"))
 
     @given(strategy)
     def every(example):
@@ -226,25 +228,25 @@ def expect_gradients(expect, engine, steps, how):
     if how == "rules":
         upstream = 1.5
         backprop(nodes[-1], upstream)
-        walk = f"with {names[-1]}.grad = 1.5 and every node's _backward run outputs first"
+        walk = t("props.walk_rules", root=names[-1])
     else:
         upstream = 1.0
         nodes[-1].backward()
-        walk = f"after {names[-1]}.backward()"
+        walk = t("props.walk_backward", root=names[-1])
     want = slopes(steps)
     from expect import close, show
 
     uses = [a for _, args, _ in steps for a in args]
-    rule = "each rule hands on its local slope times out.grad"
+    rule = t("props.rule")
     if len(uses) > len(set(uses)):
-        rule += ", and a node used more than once gathers every path's share"
+        rule = t("props.rule_reuse", rule=rule)
 
-    wrong = [f"{name}.grad is {show(getattr(node, 'grad', None))}, expected {show(upstream * w)}"
+    wrong = [t("props.grad_is", name=name, got=show(getattr(node, "grad", None)), want=show(upstream * w))
              for name, node, w in zip(names, nodes, want)
              if not close(getattr(node, "grad", None), upstream * w, tol=1e-4)]
     if wrong:  # one hard failure (not pytest-check's soft ones), so Hypothesis can shrink the graph
-        expect.fail(f"on the random expression {formula}, {walk}: {'; '.join(wrong)}; every node's grad must be "
-                    f"d({names[-1]})/d(node) (central differences on plain floats): {rule}")
+        expect.fail(t("props.gradients", formula=formula, walk=walk, wrong=t("props.sep").join(wrong),
+                      root=names[-1], rule=rule))
 
 
 def expect_retained_twice(expect, engine, steps):
@@ -259,25 +261,20 @@ def expect_retained_twice(expect, engine, steps):
         root.backward(retain_graph=True)
         root.backward(retain_graph=True)
     except RuntimeError as error:
-        expect.fail(f"on the random expression {formula}, a second backward(retain_graph=True) raised "
-                    f"RuntimeError({str(error)[:60]!r}...): backward(retain_graph=True) keeps the graph")
+        expect.fail(t("props.second_retained_raised", formula=formula, said=repr(str(error)[:60])))
     from expect import close, show
 
     wrong = []
     for (op, _, _), name, node, w in zip(steps, names, nodes, want):
         copies = 2 if op == "leaf" else 1
         if not close(getattr(node, "grad", None), copies * w, tol=1e-4):
-            wrong.append(f"{name}.grad is {show(node.grad)}, expected {show(copies * w)}")
+            wrong.append(t("props.grad_is", name=name, got=show(node.grad), want=show(copies * w)))
     if wrong:
-        expect.fail(f"on the random expression {formula}, after two backward(retain_graph=True): {'; '.join(wrong)}; "
-                    f"each leaf holds one copy of d({names[-1]})/d(leaf) per pass and each interior node holds it "
-                    f"once (interior grads start fresh every pass): retain_graph: 1 -> 2 as in PyTorch, not "
-                    f"1 -> 3 as in micrograd")
+        expect.fail(t("props.retained_twice", formula=formula, wrong=t("props.sep").join(wrong), root=names[-1]))
     try:
         root.backward()
     except RuntimeError as error:
-        expect.fail(f"on the random expression {formula}, a plain backward() after backward(retain_graph=True) "
-                    f"raised RuntimeError({str(error)[:60]!r}...): backward(retain_graph=True) keeps the graph")
+        expect.fail(t("props.plain_after_retained_raised", formula=formula, said=repr(str(error)[:60])))
     before = [(node.data, node.grad) for node in nodes]
     try:
         root.backward()
@@ -285,9 +282,7 @@ def expect_retained_twice(expect, engine, steps):
         pass
     else:
         if any(op != "leaf" for op, _, _ in steps):
-            expect.fail(f"on the random expression {formula}, a backward() after a plain one raised nothing: "
-                        f"a second backward() must raise and name retain_graph=True")
+            expect.fail(t("props.not_refused", formula=formula))
     changed = [name for name, node, b in zip(names, nodes, before) if (node.data, node.grad) != b]
     if changed and any(op != "leaf" for op, _, _ in steps):
-        expect.fail(f"on the random expression {formula}, the refused backward() changed {', '.join(changed)}: "
-                    f"refuse before any grad changes (check first, then zero or seed)")
+        expect.fail(t("props.refused_changed", formula=formula, changed=", ".join(changed)))

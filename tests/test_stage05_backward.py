@@ -20,16 +20,18 @@ import sys
 
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect, close, in_engine, numeric_grads
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
 expect = Expect(stage=5)
 
-ONCE = "each node once (no visited set?)"
-INPUTS_FIRST = "topological_order lists inputs before outputs"
-REVERSE = "reverse the topological order: outputs before inputs"
-SEED = "seed the root: root.grad = 1.0"
-NO_RECURSION = "without recursion (RecursionError on a deep graph)"
+# the rules each failure names, in the learner's language (autograd_kata/locales/*.po)
+ONCE = t("s5.once")
+INPUTS_FIRST = t("s5.inputs_first")
+REVERSE = t("s5.reverse")
+SEED = t("s5.seed")
+NO_RECURSION = t("s5.no_recursion")
 
 LIMIT = sys.getrecursionlimit()  # before any of your code has run
 
@@ -47,7 +49,7 @@ def order_of(root):
     """root.topological_order(), or a one-line failure if it is not a non-empty list."""
     order = root.topological_order()
     expect.true(isinstance(order, list) and len(order) > 0,
-                f"topological_order() returned {order!r}: return a list of nodes, inputs first, the root last")
+                t("s5.not_a_list", order=repr(order)))
     return order
 
 
@@ -56,10 +58,8 @@ def test_topological_order_lists_each_node_once(engine):
     order = order_of(d)
     ids = [id(node) for node in order]
     expect.true(len(ids) == len(set(ids)),
-                f"topological_order() of the diamond d = (a*x) * (a+y) has {len(ids)} entries but only "
-                f"{len(set(ids))} different nodes: {ONCE}")
-    expect.equal(len(order), 6, "len(d.topological_order())",
-                 f"a, x, y, a*x, a+y and d: {ONCE}")
+                t("s5.diamond_duplicates", entries=len(ids), distinct=len(set(ids)), once=ONCE))
+    expect.equal(len(order), 6, t("s5.diamond_len_what"), t("s5.diamond_len_rule", once=ONCE))
 
 
 def test_topological_order_reaches_every_node(engine):
@@ -68,8 +68,7 @@ def test_topological_order_reaches_every_node(engine):
     names = {"a": a, "x": x, "y": y, "a*x": b, "a+y": c, "d": d}
     missing = [name for name, node in names.items() if not any(n is node for n in order)]
     expect.true(not missing,
-                f"topological_order() left out {', '.join(missing)}: it must list every node the root "
-                f"depends on, the leaves and the root itself included")
+                t("s5.left_out", missing=", ".join(missing)))
 
 
 def misplaced(order):
@@ -87,18 +86,15 @@ def order_trouble(order):
     learner's move only when the list proves it: an exactly reversed order."""
     ids = [id(node) for node in order]
     if len(ids) != len(set(ids)):
-        return (f"topological_order() lists {len(ids)} entries but only {len(set(ids))} different nodes: "
-                f"{ONCE}")
+        return t("s5.duplicates", entries=len(ids), distinct=len(set(ids)), once=ONCE)
     wrong = misplaced(order)
     if wrong is None:
         return None
     node, parent = wrong
-    said = f"in topological_order() the node {node!r} ({node._op}) comes before its input {parent!r}: {INPUTS_FIRST}"
+    said = t("s5.before_its_input", node=repr(node), op=node._op, parent=repr(parent), inputs_first=INPUTS_FIRST)
     if misplaced(order[::-1]) is None:
-        return (f"{said}; your list is exactly outputs-first, so return it inputs first (the root last) "
-                f"and walk it from the end in backward()")
-    return (f"{said}; append a node only once all of its inputs are in the list (a node appended when "
-            f"first reached comes before its inputs)")
+        return t("s5.exactly_reversed", said=said)
+    return t("s5.append_when_done", said=said)
 
 
 def test_topological_order_puts_inputs_before_outputs(engine):
@@ -109,15 +105,15 @@ def test_topological_order_puts_inputs_before_outputs(engine):
     if trouble:
         expect.fail(trouble)
     expect.true(order[-1] is e,
-                f"topological_order() ends with {order[-1]!r}, expected the root itself: {INPUTS_FIRST}")
+                t("s5.root_not_last", last=repr(order[-1]), inputs_first=INPUTS_FIRST))
 
 
 def test_backward_seeds_the_root_with_one(engine):
     a, b = engine.Value(2.0), engine.Value(-3.0)
     f = a * b
     f.backward()
-    expect.equal(f.grad, 1.0, "f.grad after f.backward()", f"df/df = 1, {SEED}")
-    expect.grads("f = a * b: df/da = b, df/db = a, once the root holds 1.0",
+    expect.equal(f.grad, 1.0, t("s5.root_grad_what"), t("s5.root_grad_rule", seed=SEED))
+    expect.grads(t("s5.product_rule"),
                  [(SEED, {"a": 0.0, "b": 0.0})],
                  a=(a, -3.0), b=(b, 2.0))
 
@@ -125,7 +121,7 @@ def test_backward_seeds_the_root_with_one(engine):
 def test_backward_of_a_leaf_gives_it_grad_one(engine):
     x = engine.Value(-7.0)
     x.backward()
-    expect.equal(x.grad, 1.0, "x.grad after x.backward() on a lone leaf", f"dx/dx = 1, {SEED}")
+    expect.equal(x.grad, 1.0, t("s5.leaf_what"), t("s5.leaf_rule", seed=SEED))
 
 
 def test_backward_runs_the_rules_outputs_first(engine):
@@ -139,10 +135,9 @@ def test_backward_runs_the_rules_outputs_first(engine):
     want = {"a": (a, 3.0 * -2.0), "x": (x, 3.0 * 1.5), "y": (y, 3.0), "z": (z, -2.5), "b": (b, 3.0), "p": (p, 3.0)}
     right = all(close(node.grad, g) for node, g in want.values())
     if not right and order_trouble(d.topological_order()):  # the order tests say what is wrong with it
-        expect.fail(f"d = (a*x + y) * z: the grads are wrong and d.topological_order() is not a valid order, so "
-                    f"backward() cannot run the rules outputs first: {INPUTS_FIRST} (see the order tests above)")
+        expect.fail(t("s5.order_invalid", inputs_first=INPUTS_FIRST))
     # run inputs first, each rule hands on a grad of 0 before its own has arrived
-    expect.grads(f"d = (a*x + y) * z: outputs first, each rule runs once its own grad is complete",
+    expect.grads(t("s5.outputs_first_rule"),
                  [(REVERSE, {"a": 0.0, "x": 0.0, "y": 0.0, "z": p.data})],
                  **want)
 
@@ -153,7 +148,7 @@ def test_backward_fills_in_interior_grads(engine):
     s = ab + c
     out = s * k
     out.backward()
-    expect.grads("every node, interior ones too, ends with d(root)/d(node)",
+    expect.grads(t("s5.interior_rule"),
                  s=(s, -0.5), k=(k, 1.25), ab=(ab, -0.5), c=(c, -0.5), a=(a, -0.5 * -1.5), b=(b, -0.5 * 0.5))
 
 
@@ -169,7 +164,7 @@ def test_backward_matches_numeric_gradients(engine):
     out = mixed(*leaves)
     out.backward()
     want = numeric_grads(lambda *v: mixed(*(engine.Value(t) for t in v)).data, *xs)
-    expect.grads("backward() must agree with central differences (f(x+h) - f(x-h)) / 2h on a mixed expression",
+    expect.grads(t("s5.numeric_rule"),
                  **{name: (leaf, w) for name, leaf, w in zip("abcdefg", leaves, want)})
 
 
@@ -210,16 +205,13 @@ def chain_backward(engine, length):
 def test_a_100000_op_chain_needs_no_recursion(engine):
     got = chain_backward(engine, 100_000)
     if got["recursion_error"]:
-        expect.fail(f"backward() of a 100,000-node chain raised RecursionError: build the order {NO_RECURSION}; "
-                    f"use a list as your own stack")
+        expect.fail(t("s5.recursion_error", no_recursion=NO_RECURSION))
     changed = got["raised"] or (got["limit_after"] if got["limit_after"] != got["limit_before"] else None)
     if changed is None and got["limit_before"] > max(LIMIT, 1000):
         changed = got["limit_before"]  # raised when the module was imported
     expect.true(changed is None,
-                f"the recursion limit was changed ({LIMIT} -> {changed}): do not raise it, "
-                f"build the order {NO_RECURSION}")
-    expect.equal(got["rules_run"], 100_000, "the number of rules backward() ran on a 100,000-node chain",
-                 f"every node's _backward runs, and {ONCE}")
+                t("s5.limit_changed", before=LIMIT, after=changed, no_recursion=NO_RECURSION))
+    expect.equal(got["rules_run"], 100_000, t("s5.rules_run_what"), t("s5.rules_run_rule", once=ONCE))
 
 
 @pytest.mark.properties

@@ -21,6 +21,7 @@ import math
 
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect, numeric_grads
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
@@ -28,7 +29,7 @@ expect = Expect(stage=6)
 
 
 def assigns(rule):
-    return f"the {rule} rule assigns (=) instead of adding (+=)"
+    return t("s6.assigns", rule=rule)
 
 
 # One rule at a time: (make the node from its parents, each parent's share for out.grad = 2).
@@ -75,52 +76,50 @@ def because(engine, clause, *ops):
     """``clause``, plus the name of every rule among ``ops`` that is proven to assign."""
     proven = assigning(engine, *ops)
     if len(proven) == 1:
-        return f"{clause}: {assigns(proven[0])}"
+        return t("s6.because", clause=clause, assigns=assigns(proven[0]))
     if proven:
-        return f"{clause}: the {', '.join(proven[:-1])} and {proven[-1]} rules assign (=) instead of adding (+=)"
+        return t("s6.because", clause=clause,
+                 assigns=t("s6.assign_many", rules=t("s6.list_sep").join(proven[:-1]), last=proven[-1]))
     return clause
 
 
 def test_every_rule_adds_into_what_a_parent_holds(engine):
     for op in PROBES:
         seen = rule_after(engine, op)
-        expect.true(seen is not None, f"the {op} rule raised when run by hand (out.grad = 2): run the stage-4 "
-                                      f"tests (kata check 4) to see where")
+        expect.true(seen is not None, t("s6.rule_raised", op=op))
         for i, (got, held, share) in enumerate(seen):
-            rule = (f"the parent already held {held:g}, the {op} rule's share is {share:g}: a rule adds its share "
-                    f"(+=), so the parent holds {held + share:g}")
+            rule = t("s6.adds_share", held=f"{held:g}", op=op, share=f"{share:g}", total=f"{held + share:g}")
             if abs(got - share) < 1e-9:
-                rule = f"{rule}; it holds exactly the share: {assigns(op)}"
-            expect.equal(got, held + share, f"parent {i + 1}'s grad after the {op} rule", rule)
+                rule = t("s6.exactly_the_share", rule=rule, assigns=assigns(op))
+            expect.equal(got, held + share, t("s6.parent_grad_what", i=i + 1, op=op), rule)
 
 
 def test_mul_rule_adds_for_a_times_a(engine):
     a = engine.Value(3.0)
     y = a * a
     y.backward()
-    expect.grads(because(engine, "d(a*a)/da = a + a = 2a, one share per operand slot", "mul"), a=(a, 6.0))
+    expect.grads(because(engine, t("s6.a_times_a"), "mul"), a=(a, 6.0))
 
 
 def test_add_rule_adds_for_a_plus_a(engine):
     a = engine.Value(-1.5)
     y = a + a
     y.backward()
-    expect.grads(because(engine, "d(a+a)/da = 1 + 1 = 2, one share per operand slot", "add"), a=(a, 2.0))
+    expect.grads(because(engine, t("s6.a_plus_a"), "add"), a=(a, 2.0))
 
 
 def test_add_rule_adds_when_a_also_feeds_a_product(engine):
     a = engine.Value(2.5)
     y = (a + 1) * a
     y.backward()
-    expect.grads(because(engine, "y = (a + 1) * a: a gets (a + 1) through * and 1 * a through +, "
-                                 "so a.grad = 2a + 1", "add", "mul"), a=(a, 6.0))
+    expect.grads(because(engine, t("s6.a_plus_1_times_a"), "add", "mul"), a=(a, 6.0))
 
 
 def test_mul_rule_adds_when_a_is_multiplied_by_itself_twice(engine):
     a = engine.Value(-2.0)
     y = a * a * a
     y.backward()
-    expect.grads(because(engine, "d(a*a*a)/da = 3a^2 = 12, gathered along three paths", "mul"), a=(a, 12.0))
+    expect.grads(because(engine, t("s6.a_cubed"), "mul"), a=(a, 12.0))
 
 
 def test_a_diamond_with_distinct_parents_sums_both_paths(engine):
@@ -130,8 +129,7 @@ def test_a_diamond_with_distinct_parents_sums_both_paths(engine):
     d = b * c
     d.backward()
     # d = a*x*(a+y): dd/da = x*(a+y) + a*x = -4 + -3
-    expect.grads(because(engine, "a feeds d via a*x (share -4) and via a+y (share -3), so a.grad = -7",
-                         "add", "mul"), a=(a, -7.0))
+    expect.grads(because(engine, t("s6.diamond"), "add", "mul"), a=(a, -7.0))
 
 
 def test_an_interior_node_used_twice_sums_both_paths(engine):
@@ -140,8 +138,7 @@ def test_an_interior_node_used_twice_sums_both_paths(engine):
     y = h * h + h
     y.backward()
     # y = h^2 + h with h = -2: dy/dh = 2h + 1 = -3, then a.grad = -3b, b.grad = -3a
-    expect.grads(because(engine, "h = a*b is used three times in y = h*h + h, so h.grad = 2h + 1 = -3, "
-                                 "a.grad = -3b and b.grad = -3a", "add", "mul"),
+    expect.grads(because(engine, t("s6.interior_three"), "add", "mul"),
                  h=(h, -3.0), a=(a, 12.0), b=(b, -1.5))
 
 
@@ -155,8 +152,7 @@ def test_backward_waits_for_every_share_before_passing_it_on(engine):
     d = b * e
     d.backward()
     # d = z * b**2 + y*z*b, dd/db = 2*z*b + y*z = -16.5, b = -3
-    expect.grads(because(engine, "b gets z*(b+y) + b*z from its two users, all of it before a and x get "
-                                 "theirs", "add", "mul"),
+    expect.grads(because(engine, t("s6.waits"), "add", "mul"),
                  b=(b, -16.5), a=(a, -16.5 * -2.0), x=(x, -16.5 * 1.5), y=(y, 3.0 * -3.0), z=(z, -3.0 * -2.5))
 
 
@@ -166,13 +162,11 @@ def test_one_leaf_in_two_losses_gets_both_gradients(engine):
     loss1 = w * x1
     loss2 = w * x2
     loss1.backward()
-    expect.grads("after loss1 = w*x1 backward: dloss1/dw = x1", w=(w, 2.0))
+    expect.grads(t("s6.loss1"), w=(w, 2.0))
     loss2.backward()
-    clause = ("w is used by two losses; after both backward() calls w.grad = x1 + x2: the first share must "
-              "survive the second pass")
+    clause = t("s6.two_losses")
     if not assigning(engine, "mul") and abs(w.grad - -5.0) < 1e-9:
-        clause += ("; the mul rule adds, yet the first share is gone: backward() must add into leaf grads and "
-                   "never reset them (only zero_grad() does)")
+        clause = t("s6.leaf_reset", clause=clause)
     expect.grads(because(engine, clause, "mul"), w=(w, 2.0 + -5.0), x1=(x1, 0.75), x2=(x2, 0.75))
 
 
@@ -196,15 +190,14 @@ def test_relu_rule_adds_to_a_grad_already_there(engine):
     a = engine.Value(2.0)
     y = a.relu() + a
     y.backward()
-    expect.grads(because(engine, "y = relu(a) + a at a = 2: a.grad = 1 + 1", "relu", "add"), a=(a, 2.0))
+    expect.grads(because(engine, t("s6.relu"), "relu", "add"), a=(a, 2.0))
 
 
 def test_relu_rule_below_zero_keeps_what_is_there(engine):
     a = engine.Value(-3.0)
     y = a.relu() + a
     y.backward()
-    expect.grads(because(engine, "y = relu(a) + a at a = -3: a.grad = 0 + 1; adding 0 must not erase the 1",
-                         "relu", "add"), a=(a, 1.0))
+    expect.grads(because(engine, t("s6.relu_below"), "relu", "add"), a=(a, 1.0))
 
 
 def test_pow_rule_adds_to_a_grad_already_there(engine):
@@ -218,8 +211,7 @@ def test_a_divided_by_itself_has_gradient_zero(engine):
     a = engine.Value(4.0)
     y = a / a
     y.backward()
-    expect.grads(because(engine, "a / a = a * a**-1 is constant, so a.grad = 1/a - a/a^2 = 0",
-                         "pow", "mul"), a=(a, 0.0))
+    expect.grads(because(engine, t("s6.a_over_a"), "pow", "mul"), a=(a, 0.0))
 
 
 def micrograd_readme(V, a, b):
@@ -239,14 +231,13 @@ def micrograd_readme(V, a, b):
 
 def test_micrograd_readme_example(engine):
     a, b, g = micrograd_readme(engine.Value, -4.0, 2.0)
-    expect.equal(g.data, 24.70408163265306, "g.data in micrograd's README example", "the forward pass")
+    expect.equal(g.data, 24.70408163265306, t("s6.readme_what"), t("s6.readme_forward"))
     g.backward()
     # PyTorch (float64) gives 138.83381924198252 and 645.5772594752186
-    expect.grads(because(engine, "micrograd's README example, checked against PyTorch (every node reused "
-                                 "gathers every share)", *PROBES),
+    expect.grads(because(engine, t("s6.readme"), *PROBES),
                  a=(a, 138.83381924198252), b=(b, 645.5772594752186))
     want = numeric_grads(lambda x, y: micrograd_readme(engine.Value, x, y)[2].data, -4.0, 2.0)
-    expect.grads("micrograd's README example must also agree with central differences",
+    expect.grads(t("s6.readme_numeric"),
                  a=(a, want[0]), b=(b, want[1]))
 
 
@@ -263,8 +254,7 @@ def test_backward_with_reuse_matches_numeric_gradients(engine):
     out = mixed(a, b, c)
     out.backward()
     want = numeric_grads(lambda *v: mixed(*(engine.Value(t) for t in v)).data, *xs)
-    expect.grads(because(engine, "backward() must agree with central differences on an expression that reuses "
-                                 "a, b and c", *PROBES),
+    expect.grads(because(engine, t("s6.reuse_numeric"), *PROBES),
                  a=(a, want[0]), b=(b, want[1]), c=(c, want[2]))
 
 

@@ -24,16 +24,18 @@ Code that defines a Module subclass runs @in_engine (where the engine lives)
 and hands back plain numbers."""
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect, in_engine
 from graphs import SMALL, expect_retained_twice, for_all, graphs, ops_up_to
 
 expect = Expect(stage=7)
 
-EVERY = "zero_grad() must reset every parameter"
-REFUSE = "a second backward() must raise and name retain_graph=True"
-WHOLE = "backward() releases the whole graph, every interior node, not only its root"
-ONE_MORE = "retain_graph: 1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd"
-FIRST = "refuse before any grad changes (check first, then zero or seed)"
+# the rules each failure names, in the learner's language (autograd_kata/locales/*.po)
+EVERY = t("s7.every")
+REFUSE = t("s7.refuse")
+WHOLE = t("s7.whole")
+ONE_MORE = t("s7.one_more")
+FIRST = t("s7.first")
 
 
 def sum_times(engine, a, b, d):
@@ -51,7 +53,7 @@ def state_of(**nodes):
 
 def test_a_module_has_no_parameters_by_default(engine):
     got = engine.Module().parameters()
-    expect.equal(got, [], "Module().parameters()", "the base class owns no Values: return an empty list")
+    expect.equal(got, [], t("s7.base_params_what"), t("s7.base_params_rule"))
 
 
 @in_engine
@@ -74,21 +76,18 @@ def zero_grad_of_four(engine, grads):
 
 def test_zero_grad_resets_every_parameter(engine):
     got = [grad for _, grad, _ in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
-    expect.equal(got, [0.0, 0.0, 0.0, 0.0], "[p.grad for p in model.parameters()] after zero_grad()",
-                 f"{EVERY} (the first, the last, all of them, through self.parameters())")
+    expect.equal(got, [0.0, 0.0, 0.0, 0.0], t("s7.every_grad_what"), t("s7.every_grad_rule", every=EVERY))
 
 
 def test_zero_grad_leaves_floats(engine):
     kinds = [kind for _, _, kind in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
     expect.true(kinds == ["float"] * 4,
-                f"after zero_grad() the grads are of types {kinds}, expected float: set p.grad = 0.0, "
-                "not the int 0 (a grad is a float from Value() on)")
+                t("s7.floats", kinds=kinds))
 
 
 def test_zero_grad_leaves_the_data_alone(engine):
     got = [data for data, _, _ in zero_grad_of_four(engine, [3.0, -3.0, 1.0, 2.0])]
-    expect.equal(got, [0.5, -1.0, 2.0, 0.25], "the data after zero_grad()",
-                 "zero_grad() forgets gradients only; the parameters keep their values")
+    expect.equal(got, [0.5, -1.0, 2.0, 0.25], t("s7.data_what"), t("s7.data_rule"))
 
 
 @in_engine
@@ -113,23 +112,17 @@ def two_passes_then_zero_grad(engine):
 
 def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
     twice, after = two_passes_then_zero_grad(engine)
-    expect.equal(twice, -4.0, "w.grad after backward() of w*x twice (two graphs, x = -2)",
-                 "backward() adds into leaf grads and never resets them (only zero_grad() does), so dloss/dw "
-                 "= x is there twice")
-    expect.equal(after, -2.0, "w.grad after zero_grad() and one more backward()",
-                 f"after zero_grad() the next backward() starts from 0: {EVERY}")
+    expect.equal(twice, -4.0, t("s7.twice_what"), t("s7.twice_rule"))
+    expect.equal(after, -2.0, t("s7.after_what"), t("s7.after_rule", every=EVERY))
 
 
 def test_backward_on_a_leaf_adds_like_every_leaf(engine):
     x = engine.Value(2.0)
     x.grad = 5.0
     x.backward()
-    expect.equal(x.grad, 6.0, "x.grad after x.backward() on a leaf holding 5.0",
-                 "a leaf root's own gradient d(x)/d(x) = 1 adds to what it holds (+= 1.0), as PyTorch; "
-                 "seeding with = 1.0 throws the old gradient away")
+    expect.equal(x.grad, 6.0, t("s7.leaf_holding_what"), t("s7.leaf_holding_rule"))
     x.backward()
-    expect.equal(x.grad, 7.0, "x.grad after a second x.backward()",
-                 "a leaf is no graph to release: every backward() on it adds 1, as PyTorch")
+    expect.equal(x.grad, 7.0, t("s7.leaf_again_what"), t("s7.leaf_again_rule"))
 
 
 def second_plain_call(engine, a, b, d, s, e):
@@ -150,14 +143,12 @@ def new_root_on_an_interior_node(engine, a, b, d, s, e):
     return f, f.backward, {"f": f}
 
 
+# each route's story is the message s7.route.<route>
 ROUTES = {
-    "second_plain_call": (second_plain_call, "the first backward() released the graph"),
-    "retain_after_release": (retain_after_release,
-                             "retain_graph=True asked for too late: the first backward() already released the graph"),
-    "new_root_on_the_root": (new_root_on_the_root, "f = e * 2 is built on e, the root of a released graph"),
-    "new_root_on_an_interior_node": (new_root_on_an_interior_node,
-                                     "f = s * 2 is built on s = a + b, an interior node of the released graph "
-                                     "under e"),
+    "second_plain_call": second_plain_call,
+    "retain_after_release": retain_after_release,
+    "new_root_on_the_root": new_root_on_the_root,
+    "new_root_on_an_interior_node": new_root_on_an_interior_node,
 }
 
 
@@ -178,9 +169,9 @@ def root_refusal_works(engine):
 def why(engine, route):
     """The route's story; for a route through an interior node, WHOLE too when the root's own
     refusal is seen to work (so only the interior nodes were missed)."""
-    text = ROUTES[route][1]
+    text = t(f"s7.route.{route}")
     if route == "new_root_on_an_interior_node" and root_refusal_works(engine):
-        text = f"{text}, and a second backward() on e itself is refused: {WHOLE}"
+        text = t("s7.why_whole", text=text, whole=WHOLE)
     return text
 
 
@@ -188,15 +179,15 @@ def released(engine, route):
     """e = (a + b) * d walked back once (released), then the route's second backward(), not yet called."""
     a, b, d, s, e = sum_times(engine, 2.0, -3.0, 0.5)
     e.backward()
-    _, call, extra = ROUTES[route][0](engine, a, b, d, s, e)
+    _, call, extra = ROUTES[route](engine, a, b, d, s, e)
     return call, dict(a=a, b=b, d=d, s=s, e=e, **extra)
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
 def test_a_second_backward_raises_naming_retain_graph(engine, route):
     call, _ = released(engine, route)
-    error = expect.raises(RuntimeError, call, f"{why(engine, route)}: {REFUSE}")
-    expect.true("retain_graph=True" in str(error), f"the RuntimeError says {str(error)!r}: {REFUSE}")
+    error = expect.raises(RuntimeError, call, t("s7.rule", why=why(engine, route), rule=REFUSE))
+    expect.true("retain_graph=True" in str(error), t("s7.error_says", said=repr(str(error)), refuse=REFUSE))
 
 
 @pytest.mark.parametrize("route", list(ROUTES))
@@ -211,11 +202,10 @@ def test_a_refused_backward_changes_no_grad_and_no_data(engine, route):
     after = state_of(**nodes)
     changed = {name: f"{before[name]} -> {after[name]}" for name in before if before[name] != after[name]}
     if not refused:  # nothing to judge here: the test above says it must raise
-        expect.true(not changed, f"{why(engine, route)}; it was not refused and (data, grad) changed: {changed}: "
-                                 f"{REFUSE}")
+        expect.true(not changed, t("s7.not_refused_changed", why=why(engine, route), changed=changed, refuse=REFUSE))
         return
     expect.true(not changed,
-                f"{why(engine, route)}; the refused backward() changed (data, grad): {changed}: {FIRST}")
+                t("s7.refused_changed", why=why(engine, route), changed=changed, first=FIRST))
 
 
 def test_a_graph_sharing_only_leaves_with_a_released_one_still_works(engine):
@@ -223,11 +213,10 @@ def test_a_graph_sharing_only_leaves_with_a_released_one_still_works(engine):
     e.backward()
     g = (a + b) * d  # new interior nodes, the same leaves
     g.backward()
-    expect.grads("leaves are never released: a new graph on the same leaves walks back, and the leaf grads "
-                 "add up", a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
+    expect.grads(t("s7.shared_leaves"), a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
 
 
-KEEP = "backward(retain_graph=True) keeps the graph, so the next backward() may walk it again"
+KEEP = t("s7.keep")
 
 
 def walk(call, what):
@@ -237,38 +226,36 @@ def walk(call, what):
     except NotImplementedError:
         raise
     except RuntimeError as error:
-        expect.fail(f"{what} raised RuntimeError({str(error)[:80]!r}...): {KEEP}")
+        expect.fail(t("s7.walk_raised", what=what, said=repr(str(error)[:80]), keep=KEEP))
 
 
 def test_retain_graph_adds_exactly_one_more_copy(engine):
     a, b, d, _s, e = sum_times(engine, 2.0, -3.0, 1.0)
-    walk(lambda: e.backward(retain_graph=True), "the first backward(retain_graph=True)")
-    expect.grads("e = (a + b) * d with d = 1: de/da = 1 after one backward()", a=(a, 1.0))
-    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
-    expect.grads(f"a second pass adds one more copy, a.grad 1 -> 2 (interior grads must start fresh): {ONE_MORE}",
+    walk(lambda: e.backward(retain_graph=True), t("s7.first_retained"))
+    expect.grads(t("s7.one_pass"), a=(a, 1.0))
+    walk(lambda: e.backward(retain_graph=True), t("s7.retained_after_retained"))
+    expect.grads(t("s7.second_pass", one_more=ONE_MORE),
                  a=(a, 2.0), b=(b, 2.0), d=(d, -2.0))
 
 
 def test_retain_graph_adds_one_more_copy_with_distinct_values(engine):
     a, b, d, s, e = sum_times(engine, 2.0, -3.0, 0.5)
-    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
-    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
+    walk(lambda: e.backward(retain_graph=True), t("s7.retained_after_retained"))
+    walk(lambda: e.backward(retain_graph=True), t("s7.retained_after_retained"))
     # PyTorch: a.grad 0.5 -> 1.0, d.grad -1 -> -2; micrograd would give 1.5 for a
-    expect.grads(f"e = (a + b) * d with a, b, d = 2, -3, 0.5, two passes: each leaf holds two copies: {ONE_MORE}",
+    expect.grads(t("s7.two_copies", one_more=ONE_MORE),
                  a=(a, 1.0), b=(b, 1.0), d=(d, -2.0))
-    expect.grads(f"after each pass an interior node holds d(root)/d(node) once (stage 5), so s = a + b "
-                 f"holds de/ds = d, not 2d: {ONE_MORE}",
+    expect.grads(t("s7.interior_once", one_more=ONE_MORE),
                  s=(s, 0.5), e=(e, 1.0))
 
 
 def test_after_retain_graph_a_plain_backward_works_then_a_third_raises(engine):
     a, _b, d, _s, e = sum_times(engine, 2.0, -3.0, 0.5)
-    walk(lambda: e.backward(retain_graph=True), "a backward(retain_graph=True) after a retained one")
-    walk(e.backward, "a plain backward() after backward(retain_graph=True)")
-    expect.grads(f"the retained graph can be walked once more: {ONE_MORE}", a=(a, 1.0), d=(d, -2.0))
-    error = expect.raises(RuntimeError, e.backward,
-                          f"the second, plain backward() released the graph: {REFUSE}")
-    expect.true("retain_graph=True" in str(error), f"the RuntimeError says {str(error)!r}: {REFUSE}")
+    walk(lambda: e.backward(retain_graph=True), t("s7.retained_after_retained"))
+    walk(e.backward, t("s7.plain_after_retained"))
+    expect.grads(t("s7.once_more", one_more=ONE_MORE), a=(a, 1.0), d=(d, -2.0))
+    error = expect.raises(RuntimeError, e.backward, t("s7.second_plain_released", refuse=REFUSE))
+    expect.true("retain_graph=True" in str(error), t("s7.error_says", said=repr(str(error)), refuse=REFUSE))
 
 
 @in_engine
@@ -302,12 +289,10 @@ def fit(engine, zero_grad, steps=60, lr=0.1):
 def test_training_converges_only_with_zero_grad_every_step(engine):
     good = fit(engine, True)
     expect.true(good[-1] < 1e-4,
-                f"fitting y = 2x - 1 with zero_grad() every step ended at loss {good[-1]:.4g} "
-                f"(started at {good[0]:.4g}), expected < 1e-4: {EVERY}")
+                t("s7.fit_with", end=f"{good[-1]:.4g}", start=f"{good[0]:.4g}", every=EVERY))
     bad = fit(engine, False)
     expect.true(min(bad[-10:]) > 0.1,
-                f"without zero_grad() the loss still fell to {min(bad[-10:]):.4g}: backward() must add into "
-                f"leaf grads, so old steps' gradients pile up and the fit keeps overshooting")
+                t("s7.fit_without", low=f"{min(bad[-10:]):.4g}"))
 
 
 @pytest.mark.properties

@@ -27,16 +27,17 @@ layers in .layers (the names micrograd uses, and the ones __repr__ reads).
 Code that touches the random module runs @in_engine, where the engine lives."""
 import pytest
 
+from autograd_kata.core.i18n import t
 from expect import Expect, close, in_engine, show
 from graphs import for_all, st
 
 expect = Expect(stage=8)
 
-LINEAR_LAST = "the last layer must be linear"
-HIDDEN_RELU = "hidden layers apply ReLU"
-STRICT = "a wrong input length must raise (zip(..., strict=True)), not be silently truncated"
-ZERO_EACH_STEP = ("each step's backward() must start from zero grads: "
-                  "model.zero_grad() every step, before backward()")
+# the rules each failure names, in the learner's language (autograd_kata/locales/*.po)
+LINEAR_LAST = t("s8.linear_last")
+HIDDEN_RELU = t("s8.hidden_relu")
+STRICT = t("s8.strict")
+ZERO_EACH_STEP = t("s8.zero_each_step")
 
 # y = 2x + 0.5 at five points: a fit any small ReLU net can make
 XS = [[-1.0], [-0.5], [0.0], [0.5], [1.0]]
@@ -47,8 +48,7 @@ def parts(engine, thing, *names):
     """thing's attributes, or a one-line failure naming the one that is missing."""
     for name in names:
         if not hasattr(thing, name):
-            expect.fail(f"{type(thing).__name__} has no .{name}: keep the weights in .w and the bias in .b "
-                        f"(Neuron), the neurons in .neurons (Layer), the layers in .layers (MLP)")
+            expect.fail(t("s8.no_attribute", kind=type(thing).__name__, name=name))
     return [getattr(thing, name) for name in names]
 
 
@@ -67,7 +67,7 @@ def set_layer(engine, layer, w, b):
 
 def one_value(engine, out, what):
     """out, if it is a single Value; otherwise a one-line failure."""
-    expect.true(isinstance(out, engine.Value), f"{what} gave {out!r}, expected a single Value")
+    expect.true(isinstance(out, engine.Value), t("s8.not_one_value", what=what, out=repr(out)))
     return out
 
 
@@ -78,7 +78,7 @@ def run(action, rule):
     except NotImplementedError:
         raise
     except Exception as error:  # noqa: BLE001 - reported to the learner
-        expect.fail(f"{type(error).__name__}: {error}: {rule}")
+        expect.fail(t("s8.error_rule", kind=type(error).__name__, error=error, rule=rule))
 
 
 def test_parameter_counts(engine):
@@ -87,23 +87,18 @@ def test_parameter_counts(engine):
                              ("MLP(3, [4, 4, 1])", lambda: engine.MLP(3, [4, 4, 1]), 41),
                              ("MLP(2, [16, 16, 1])", lambda: engine.MLP(2, [16, 16, 1]), 337)):
         params = made().parameters()
-        expect.equal(len(params), want, f"len({what}.parameters())",
-                     "one weight per input plus one bias, for every neuron of every layer")
-        expect.true(all(isinstance(p, engine.Value) for p in params),
-                    f"{what}.parameters() holds something that is not a Value: return the Values themselves")
-        expect.equal(len({id(p) for p in params}), want, f"the number of different Values in {what}.parameters()",
-                     "every parameter is its own Value, listed once")
+        expect.equal(len(params), want, t("s8.count_what", what=what), t("s8.count_rule"))
+        expect.true(all(isinstance(p, engine.Value) for p in params), t("s8.not_values", what=what))
+        expect.equal(len({id(p) for p in params}), want, t("s8.distinct_what", what=what), t("s8.distinct_rule"))
 
 
 def test_same_seed_same_weights_different_seed_different(engine):
     first = [p.data for p in engine.MLP(3, [4, 4, 1], seed=7).parameters()]
     again = [p.data for p in engine.MLP(3, [4, 4, 1], seed=7).parameters()]
     other = [p.data for p in engine.MLP(3, [4, 4, 1], seed=8).parameters()]
-    expect.true(first == again, "MLP(3, [4, 4, 1], seed=7) built twice gave different weights: "
-                                "draw every weight from random.Random(seed), the same seed gives the same numbers")
-    expect.true(first != other, "seed=7 and seed=8 gave the same weights: the seed must drive the random numbers")
-    expect.true(len(set(first)) > len(first) // 2,
-                "most starting weights are equal: draw each weight at random (all-equal neurons learn the same thing)")
+    expect.true(first == again, t("s8.same_seed"))
+    expect.true(first != other, t("s8.other_seed"))
+    expect.true(len(set(first)) > len(first) // 2, t("s8.all_equal"))
 
 
 @in_engine
@@ -120,10 +115,7 @@ def global_random_around_an_mlp(engine, seed):
 
 def test_seeding_an_mlp_leaves_the_global_random_state_alone(engine):
     untouched, after = global_random_around_an_mlp(engine, 7)
-    expect.true(untouched == after,
-                "building MLP(3, [4, 4, 1], seed=7) changed what the global random module draws next: draw from "
-                "your own random.Random(seed) and leave the global random state alone (random.seed(seed) "
-                "would reseed everyone else's random numbers too)")
+    expect.true(untouched == after, t("s8.global_random"))
 
 
 @in_engine
@@ -137,13 +129,11 @@ def neuron_of_200(engine, seed):
 
 def test_a_neuron_starts_with_weights_in_minus_one_to_one_and_a_zero_bias(engine):
     weights, bias = neuron_of_200(engine, 3)
-    expect.equal(len(weights), 200, "len(Neuron(200).w)", "one weight per input")
-    expect.true(all(-1.0 <= w <= 1.0 for w in weights),
-                f"weights range over [{min(weights):.3g}, {max(weights):.3g}]: draw each from rng.uniform(-1, 1)")
-    expect.true(min(weights) < -0.9 and max(weights) > 0.9,
-                f"200 weights span only [{min(weights):.3g}, {max(weights):.3g}]: draw each from rng.uniform(-1, 1), "
-                "the whole interval")
-    expect.equal(bias, 0.0, "Neuron(200).b.data", "the bias starts at 0.0, as in micrograd")
+    expect.equal(len(weights), 200, t("s8.neuron_len_what"), t("s8.neuron_len_rule"))
+    low, high = f"{min(weights):.3g}", f"{max(weights):.3g}"
+    expect.true(all(-1.0 <= w <= 1.0 for w in weights), t("s8.weights_range", low=low, high=high))
+    expect.true(min(weights) < -0.9 and max(weights) > 0.9, t("s8.weights_span", low=low, high=high))
+    expect.equal(bias, 0.0, t("s8.bias_what"), t("s8.bias_rule"))
 
 
 def test_neuron_is_relu_of_weighted_sum_plus_bias(engine):
@@ -151,18 +141,16 @@ def test_neuron_is_relu_of_weighted_sum_plus_bias(engine):
     x = [1.0, 2.0, 3.0]
     set_neuron(engine, n, [0.5, -1.0, 0.25], 1.0)
     out = one_value(engine, n(x), "Neuron(3)(x)")
-    expect.equal(out.data, 0.25, "relu(0.5*1 - 1*2 + 0.25*3 + 1)", "a neuron is relu(w . x + b)")
+    expect.equal(out.data, 0.25, "relu(0.5*1 - 1*2 + 0.25*3 + 1)", t("s8.neuron_is"))
     n.b.data = -0.5
-    expect.equal(n(x).data, 0.0, "relu(0.5*1 - 1*2 + 0.25*3 - 0.5)",
-                 f"a neuron is relu(w . x + b), and relu of -1.25 is 0 ({HIDDEN_RELU} by default, nonlin=True)")
+    expect.equal(n(x).data, 0.0, "relu(0.5*1 - 1*2 + 0.25*3 - 0.5)", t("s8.neuron_relu_zero", hidden_relu=HIDDEN_RELU))
 
 
 def test_a_linear_neuron_skips_the_relu(engine):
     n = engine.Neuron(3, nonlin=False)
     set_neuron(engine, n, [0.5, -1.0, 0.25], -0.5)
     out = one_value(engine, n([1.0, 2.0, 3.0]), "Neuron(3, nonlin=False)(x)")
-    expect.equal(out.data, -1.25, "Neuron(3, nonlin=False) at w . x + b = -1.25",
-                 "nonlin=False means no ReLU: the neuron returns w . x + b as it is")
+    expect.equal(out.data, -1.25, t("s8.linear_neuron_what"), t("s8.linear_neuron_rule"))
 
 
 def test_gradients_flow_back_to_the_neuron_parameters(engine):
@@ -170,8 +158,7 @@ def test_gradients_flow_back_to_the_neuron_parameters(engine):
     set_neuron(engine, n, [0.5, -1.0, 0.25], 1.0)
     out = one_value(engine, n([1.0, 2.0, 3.0]), "Neuron(3)(x)")
     out.backward()
-    expect.grads("an active neuron's d(out)/d(w_i) = x_i and d(out)/d(b) = 1: the weights and the bias must be "
-                 "the Values the output was built from",
+    expect.grads(t("s8.neuron_grads"),
                  w0=(n.w[0], 1.0), w1=(n.w[1], 2.0), w2=(n.w[2], 3.0), b=(n.b, 1.0))
 
 
@@ -180,9 +167,9 @@ def test_a_layer_gives_one_output_per_neuron(engine):
     (neurons,) = parts(engine, layer, "neurons")
     out = layer([1.0, -2.0, 0.5])
     expect.true(isinstance(out, list) and len(out) == 4 and all(isinstance(o, engine.Value) for o in out),
-                f"Layer(3, 4)(x) gave {out!r}, expected a list of 4 Values: every neuron looks at the same x")
-    expect.equal([o.data for o in out], [n([1.0, -2.0, 0.5]).data for n in neurons], "the layer's outputs",
-                 "output i is neuron i applied to the whole input")
+                t("s8.layer_list", out=repr(out)))
+    expect.equal([o.data for o in out], [n([1.0, -2.0, 0.5]).data for n in neurons], t("s8.layer_outputs_what"),
+                 t("s8.layer_outputs_rule"))
 
 
 def test_the_last_layer_is_linear(engine):
@@ -191,8 +178,7 @@ def test_the_last_layer_is_linear(engine):
     set_layer(engine, layers[0], [1.0, 1.0], 0.0)    # hidden outputs 3, 3, 3
     set_layer(engine, layers[1], [-1.0, -1.0, -1.0], -0.5)
     out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 1])(x)")
-    expect.equal(out.data, -9.5, "MLP(2, [3, 1]) output -3 - 3 - 3 - 0.5",
-                 f"{LINEAR_LAST}: an output that has gone through a ReLU can never be negative")
+    expect.equal(out.data, -9.5, t("s8.last_linear_what"), t("s8.last_linear_rule", linear_last=LINEAR_LAST))
 
 
 def test_hidden_layers_apply_relu(engine):
@@ -202,60 +188,54 @@ def test_hidden_layers_apply_relu(engine):
     set_layer(engine, layers[1], [-1.0, -1.0, -1.0], 0.0)  # -9 each, so relu gives 0
     set_layer(engine, layers[2], [1.0, 1.0, 1.0], 0.25)
     out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 3, 1])(x)")
-    expect.equal(out.data, 0.25, "MLP(2, [3, 3, 1]) output when the second hidden layer's sums are all -9",
-                 f"{HIDDEN_RELU} (every layer but the last), so those -9s become 0 and only the bias 0.25 is left")
+    expect.equal(out.data, 0.25, t("s8.hidden_what"), t("s8.hidden_rule", hidden_relu=HIDDEN_RELU))
 
 
 def test_the_printed_network_shows_relu_hidden_layers_and_a_linear_last_layer(engine):
     model = engine.MLP(2, [3, 1], seed=0)
     want = "MLP of [Layer of [ReLUNeuron(2), ReLUNeuron(2), ReLUNeuron(2)], Layer of [LinearNeuron(3)]]"
-    expect.equal(repr(model), want, "repr(MLP(2, [3, 1]))",
-                 "hidden neurons are ReLU (nonlin=True), the last layer must be linear (nonlin=False), "
-                 "and each neuron has one weight per input")
+    expect.equal(repr(model), want, "repr(MLP(2, [3, 1]))", t("s8.repr_rule"))
 
 
 def test_one_output_is_a_value_several_are_a_list(engine):
     one = engine.MLP(2, [3, 1], seed=0)([0.5, -1.0])
     expect.true(isinstance(one, engine.Value),
-                f"MLP(2, [3, 1])(x) gave {one!r}, expected a single Value (so that loss = (out - y)**2 works)")
+                t("s8.one_output", out=repr(one)))
     two = engine.MLP(2, [3, 2], seed=0)([0.5, -1.0])
     expect.true(isinstance(two, list) and len(two) == 2 and all(isinstance(o, engine.Value) for o in two),
-                f"MLP(2, [3, 2])(x) gave {two!r}, expected a list of 2 Values")
+                t("s8.two_outputs", out=repr(two)))
 
 
 def test_a_one_wide_hidden_layer_works(engine):
     model = engine.MLP(2, [16, 1, 1], seed=3)
-    rule = ("a 1-wide hidden layer must hand the next layer a list of one Value "
-            "(micrograd crashes here); only the MLP's final output is unwrapped")
+    rule = t("s8.one_wide")
     out = run(lambda: model([0.5, -1.0]), rule)
-    expect.true(isinstance(out, engine.Value), f"MLP(2, [16, 1, 1])(x) gave {out!r}, expected a Value: {rule}")
+    expect.true(isinstance(out, engine.Value), t("s8.one_wide_value", out=repr(out), rule=rule))
     run(out.backward, rule)
-    expect.true(all(isinstance(p.grad, float) for p in model.parameters()),
-                f"after backward() some grads of MLP(2, [16, 1, 1]) are not floats: {rule}")
+    expect.true(all(isinstance(p.grad, float) for p in model.parameters()), t("s8.one_wide_floats", rule=rule))
 
 
 def test_a_wrong_input_length_raises(engine):
     n = engine.Neuron(3)
-    expect.raises(ValueError, lambda: n([1.0, 2.0]), f"Neuron(3) given 2 inputs: {STRICT}")
-    expect.raises(ValueError, lambda: n([1.0, 2.0, 3.0, 4.0]), f"Neuron(3) given 4 inputs: {STRICT}")
+    expect.raises(ValueError, lambda: n([1.0, 2.0]), t("s8.given_inputs", what="Neuron(3)", n=2, strict=STRICT))
+    expect.raises(ValueError, lambda: n([1.0, 2.0, 3.0, 4.0]),
+                  t("s8.given_inputs", what="Neuron(3)", n=4, strict=STRICT))
     model = engine.MLP(3, [4, 1], seed=0)
-    expect.raises(ValueError, lambda: model([1.0, 2.0]), f"MLP(3, [4, 1]) given 2 inputs: {STRICT}")
+    expect.raises(ValueError, lambda: model([1.0, 2.0]), t("s8.given_inputs", what="MLP(3, [4, 1])", n=2, strict=STRICT))
 
 
 def test_train_refuses_inputs_and_targets_of_different_lengths(engine):
     model = engine.MLP(1, [2, 1], seed=0)
     expect.raises(ValueError, lambda: engine.train(model, [[0.0], [1.0], [2.0]], [0.0, 1.0], steps=1, lr=0.1),
-                  "3 inputs but 2 targets: say so (zip(..., strict=True)) rather than silently train on the first 2",
-                  otherwise="train() given 3 inputs and 2 targets crashed before it compared their lengths")
+                  t("s8.train_lengths"), otherwise=t("s8.train_lengths_crash"))
 
 
 def test_train_returns_one_loss_per_step(engine):
     losses = engine.train(engine.MLP(1, [8, 1], seed=2), XS, YS, steps=5, lr=0.1)
     expect.true(isinstance(losses, list) and len(losses) == 5,
-                f"train(..., steps=5) returned {losses!r}, expected a list of 5 losses, one per step")
+                t("s8.one_loss_per_step", losses=repr(losses)))
     expect.true(all(type(loss) is float for loss in losses),
-                f"train() returned {[type(loss).__name__ for loss in losses]}: store loss.data (a float), "
-                f"not the Value (which would keep every step's graph alive)")
+                t("s8.loss_floats", kinds=[type(loss).__name__ for loss in losses]))
 
 
 def test_train_reports_the_mean_squared_error(engine):
@@ -263,8 +243,7 @@ def test_train_reports_the_mean_squared_error(engine):
     outs = [one_value(engine, model(x), f"MLP(1, [8, 1])({x})") for x in XS]
     want = sum((out.data - y) ** 2 for out, y in zip(outs, YS)) / len(XS)
     losses = engine.train(model, XS, YS, steps=1, lr=0.1)
-    expect.equal(losses[0], want, "the first loss train() returned",
-                 "the loss is the mean squared error over the data set, measured before the step's update")
+    expect.equal(losses[0], want, t("s8.first_loss_what"), t("s8.first_loss_rule"))
 
 
 def one_step(engine, model, lr, mean=True, zero=True, sign=-1.0):
@@ -296,9 +275,7 @@ def same(got, want):
 def expect_twins(engine):
     """train() is judged against a twin built with the same seed: they must start equal."""
     first, again = (trained(engine, 0) for _ in range(2))
-    expect.true(same(first, again), "MLP(1, [8, 1], seed=2) built twice starts from different weights, so train() "
-                                    "cannot be compared with clean steps: make the seed decide the weights first "
-                                    "(test_same_seed_same_weights_different_seed_different)")
+    expect.true(same(first, again), t("s8.twins"))
 
 
 def trained(engine, steps):
@@ -311,18 +288,15 @@ def trained(engine, steps):
 def test_train_steps_against_the_gradient(engine):
     expect_twins(engine)
     got = trained(engine, 1)
-    rule = ("gradient descent moves every parameter against its gradient, by lr times it: "
-            "p.data -= lr * p.grad, with the grads of the mean squared error")
+    rule = t("s8.descent_rule")
     if same(got, after_steps(engine, 1)):
         return
     if same(got, after_steps(engine, 1, sign=1.0)):
-        expect.fail(f"after one step of train(lr=0.1) every parameter moved by +lr * p.grad, uphill: {rule}")
+        expect.fail(t("s8.uphill", rule=rule))
     if same(got, after_steps(engine, 1, mean=False)):
-        expect.fail("after one step of train(lr=0.1) the parameters moved by the gradient of the *summed* squared "
-                    "error: the loss is the mean squared error, so divide the sum by len(xs)")
+        expect.fail(t("s8.summed"))
     moved = sum(abs(g - w) > 1e-12 for g, w in zip(got, [p.data for p in engine.MLP(1, [8, 1], seed=2).parameters()]))
-    expect.fail(f"after one step of train(lr=0.1) the parameters are not p - 0.1 * p.grad "
-                f"({moved} of {len(got)} moved at all): {rule}")
+    expect.fail(t("s8.not_a_step", moved=moved, total=len(got), rule=rule))
 
 
 def test_train_zeroes_the_grads_every_step(engine):
@@ -331,18 +305,14 @@ def test_train_zeroes_the_grads_every_step(engine):
     if same(got, after_steps(engine, 3)):
         return
     if not same(trained(engine, 1), after_steps(engine, 1)):
-        expect.fail("after 3 steps of train() the parameters differ from 3 clean steps, and the first step already "
-                    "differs: see the test of one step (test_train_steps_against_the_gradient) first")
+        expect.fail(t("s8.first_step_differs"))
     if same(got, after_steps(engine, 3, zero=False)):
-        expect.fail(f"one step of train() is right, but 3 steps give exactly what 3 steps without zeroing give: the "
-                    f"old gradients leak into later steps: {ZERO_EACH_STEP}")
-    expect.fail(f"one step of train() is right, but after 3 steps the parameters differ from 3 clean steps "
-                f"(mean squared error, zero the grads, backward, p.data -= lr * p.grad): {ZERO_EACH_STEP}")
+        expect.fail(t("s8.leak", zero_each_step=ZERO_EACH_STEP))
+    expect.fail(t("s8.three_steps", zero_each_step=ZERO_EACH_STEP))
 def test_train_makes_the_loss_fall(engine):
     losses = engine.train(engine.MLP(1, [8, 1], seed=2), XS, YS, steps=30, lr=0.1)
     expect.true(losses[-1] < 0.1 * losses[0],
-                f"30 steps of train() took the loss from {losses[0]:.4g} to {losses[-1]:.4g}, expected below "
-                f"10 % of the start: forward, zero_grad, backward, then p.data -= lr * p.grad for every parameter")
+                t("s8.loss_falls", start=f"{losses[0]:.4g}", end=f"{losses[-1]:.4g}"))
 
 
 def forward(layers, x):
@@ -394,8 +364,7 @@ def expect_network_gradients(engine, nin, widths, seed, xs):
                 want = (bumped(h) - bumped(-h)) / (2 * h)
                 if not close(node.grad, want, tol=1e-4):
                     name = f"layers[{li}].neurons[{ni}]." + (f"w[{k}]" if k < len(ws) else "b")
-                    wrong.append(f"{name}.grad is {show(node.grad)}, expected {show(want)}")
+                    wrong.append(t("props.grad_is", name=name, got=show(node.grad), want=show(want)))
     if wrong:
-        expect.fail(f"MLP({nin}, {widths}, seed={seed}) at x = {x}, backward() of the sum of its outputs: "
-                    f"{'; '.join(wrong[:4])}{' ...' if len(wrong) > 4 else ''}: every weight and bias must get "
-                    f"d(out)/d(parameter) (central differences on plain floats; ReLU hidden, linear last layer)")
+        expect.fail(t("s8.network_grads", model=f"MLP({nin}, {widths}, seed={seed})", x=x,
+                      wrong=t("props.sep").join(wrong[:4]) + (" ..." if len(wrong) > 4 else "")))
