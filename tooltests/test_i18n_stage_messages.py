@@ -12,8 +12,7 @@ failing test's message (the text the terminal shows: the run checks that too).
   something in Japanese.
 * en: no Japanese anywhere.
 
-Stages 1 to 4 are converted on another branch: their Japanese cases are xfail
-(strict=False) until it is merged.  The stubs' own text ("stage 5: write
+The stubs' own text ("stage 5: write
 Value.backward (kata hint 5)", from core/build.py) and the runner's "not written
 yet:" frame (conftest.py) are not in the catalogue yet, nor is core/explain.py's
 report of a crash in the learner's code: the Japanese stub cases that raise NotImplementedError
@@ -56,7 +55,6 @@ ERROR_CLASS = re.compile(r"^[A-Z]\w*(?:Error|Exception)$")
 
 STUB_OWNERS = "the stub's NotImplementedError text (core/build.py) and the 'not written yet:' frame (conftest.py)"
 CRASH_OWNER = "the crash report of core/explain.py ('crashed: ...', 'at FILE:LINE', its advice)"
-OTHER_BRANCH = "stages 1-4 are converted on another helper's branch (until the lead merges it)"
 
 
 def english_words(line: str) -> list[str]:
@@ -175,9 +173,7 @@ def params():
         name, number, mistake = case
         for lang in ("ja", "en"):
             marks = []
-            if lang == "ja" and number <= 4:
-                marks = [pytest.mark.xfail(reason=OTHER_BRANCH, strict=False)]
-            elif lang == "ja" and mistake is None and "raise NotImplementedError" in source_of(number, None):
+            if lang == "ja" and mistake is None and "raise NotImplementedError" in source_of(number, None):
                 marks = [pytest.mark.xfail(reason=f"{STUB_OWNERS} are not in the catalogue yet", strict=False)]
             elif lang == "ja" and name in CRASHES:
                 marks = [pytest.mark.xfail(reason=f"{CRASH_OWNER} is not in the catalogue yet", strict=False)]
