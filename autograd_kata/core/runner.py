@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograd_kata.core import i18n
 from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
 from autograd_kata.core.manifest import STAGES, Stage
 
@@ -138,7 +139,7 @@ def child_env(impl: str) -> dict[str, str]:
     # The learner's file may be saved twice within one second at the same size;
     # a cached .pyc keyed by mtime and size would then test the old code.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+    return i18n.child_env(env)  # the pytest child speaks the learner's language
 
 
 def needed_plugins() -> list[str]:
