@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata.core import i18n
-from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
+from autograd_kata.core.explain import import_markers, prefixes
 from autograd_kata.core.manifest import STAGES, Stage
 
 # Plugins that change which tests run, in what order, how often or in which
@@ -85,15 +85,16 @@ class Outcome:
         if self.status == "passed":
             return "passed"
         text = self.message
-        if text.startswith(NOT_RUN_PREFIX) or self.status == "skipped":
+        # The messages are in the language the run spoke: recognise every language's.
+        if text.startswith(prefixes("check.not_run.prefix")) or self.status == "skipped":
             return "not run"
-        if " does not import" in text.split("\n", 1)[0]:
+        if any(marker in text.split("\n", 1)[0] for marker in import_markers()):
             return "import"
-        if text.startswith("not written yet:"):
+        if text.startswith(prefixes("check.unwritten.prefix")):
             return "unwritten"
-        if text.startswith(HANG_PREFIX) or text.startswith("Failed: Timeout"):
+        if text.startswith(prefixes("hang.prefix")) or text.startswith("Failed: Timeout"):
             return "hang"
-        if text.startswith(CRASH_PREFIX):
+        if text.startswith(prefixes("crash.prefix")):
             return "crash"
         if self.status == "error":
             return "other"
@@ -230,8 +231,8 @@ def _run_once(impl, stages, root, timeout, extra):
         if len(stages) == 1:
             where = hang_location(output, stages[0])
             if "Timeout" in output:
-                crash = (f"{HANG_PREFIX}a test ran past its time limit and stopped every test"
-                         + (f"; your code was at {where} (an infinite loop?)" if where else "")
+                crash = (i18n.t("hang.prefix") + i18n.t("hang.whole_run")
+                         + (i18n.t("hang.whole_run_at", where=where) if where else "")
                          + f"\n{crash}")
         return None, crash
 

@@ -177,12 +177,13 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
     s = result.stage
     head = t("check.head", n=s.number, title=title(s))
     if result.problem:
-        from autograd_kata.core.explain import HANG_PREFIX
-        if result.problem.startswith(HANG_PREFIX):
+        from autograd_kata.core.explain import prefixes
+        hung = result.problem.startswith(prefixes("hang.prefix"))
+        if hung:
             out(style.red(f"{style.cross} {head}: {result.problem.splitlines()[0]}"))
         else:
             out(style.red(f"{style.cross} {t('check.untestable', head=head)}"))
-        for line in result.problem.splitlines()[1 if result.problem.startswith(HANG_PREFIX) else 0:][:12]:
+        for line in result.problem.splitlines()[1 if hung else 0:][:12]:
             out(f"    {line}")
         return False
     if result.ok:
