@@ -84,7 +84,7 @@ def _source(root: Path, module_file: str) -> list[str]:
 def _where(frame) -> str:
     path, line, name, text = frame
     where = t("crash.where", path=path, line=line, name=name) if name else f"{path}:{line}"
-    return f"{where}: {text}" if text else where
+    return t("crash.where_code", where=where, code=text) if text else where  # the learner's line, as code
 
 
 def advice(error: BaseException, frames, source: list[str], module_file: str) -> str:
