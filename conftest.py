@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 import traceback
 
@@ -122,16 +121,6 @@ def broken(name, kind, error, lineno):
     where = t("check.at_line", line=lineno) if lineno else ""
     return ModuleBroken(t("check.no_import", file=f"{name.replace('.', '/')}.py", where=where, kind=kind, error=error))
 
-
-UNWRITTEN = re.compile(r"stage (\d+): write (\S+) \(kata hint \1\)")
-
-
-def unwritten(error) -> str:
-    """A stub's NotImplementedError ("stage 1: write Value.__init__ (kata hint 1)",
-    English in the learner's file) told in the learner's language."""
-    text = str(error)
-    said = UNWRITTEN.fullmatch(text)
-    return t("check.unwritten.prefix") + (t("check.unwritten", n=said[1], what=said[2]) if said else text)
 
 
 @pytest.fixture
@@ -237,7 +226,7 @@ def pytest_runtest_makereport(item, call):
     if checks:  # pytest-check's soft failures: every wrong gradient, one line each
         report.longrepr = "\n".join(checks)
     elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
-        report.longrepr = unwritten(error)
+        report.longrepr = t("check.unwritten.prefix") + explain.stub_said(error)
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
     elif stage is None or error is None:

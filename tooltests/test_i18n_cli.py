@@ -236,3 +236,34 @@ def test_a_cached_result_is_never_shown_in_the_other_language(kata, monkeypatch)
     monkeypatch.setenv("KATA_LANG", "ja")
     i18n.reset()
     assert state.result_key(s, kata) != english_key
+
+
+# --- kata train, kata graph ---------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_train_and_graph_say_it_in_one_language(kata, capsys, lang):
+    pytest.importorskip("matplotlib")
+    # stage 8 unwritten: the reference is trained instead, and the learner is told why
+    code, out = kata_in(capsys, lang, "train", "--steps", "3", "--no-zero-grad", "--out", str(kata / "t.png"))
+    assert code == 0, out
+    assert (kata / "t.png").is_file()
+    assert "zero_grad()" in out and "->" in out and "solutions/" in out
+    assert_in_language(out, lang)
+    for n in range(1, 6):
+        solve(kata, n)
+    code, out = kata_in(capsys, lang, "graph", "--stage", "5", "--out", str(kata / "g.txt"))
+    assert code == 0 and (kata / "g.txt").is_file()
+    assert_in_language(out, lang)
+
+
+def test_the_train_picture_is_english_without_a_font_for_the_language(monkeypatch):
+    from autograd_kata.pictures import train
+    monkeypatch.setenv("KATA_LANG", "ja")
+    i18n.reset()
+    try:
+        monkeypatch.setattr(train, "picture_font", lambda lang: None)
+        assert train.words("train.plot.loss") == "loss"
+        monkeypatch.setattr(train, "picture_font", lambda lang: "IPAexGothic" if lang == "ja" else None)
+        assert train.words("train.plot.loss") == i18n.t_in("ja", "train.plot.loss") != "loss"
+    finally:
+        i18n.reset()

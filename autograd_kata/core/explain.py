@@ -42,6 +42,18 @@ def prefixes(msgid: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i18n.t_in(lang, msgid) for lang in i18n.languages()))
 
 
+# A stub's NotImplementedError, written in English in the learner's file.
+STUB = re.compile(r"stage (\d+): write (\S+) \(kata hint \1\)")
+
+
+def stub_said(error) -> str:
+    """A stub's message ("stage 1: write Value.__init__ (kata hint 1)") told in the
+    learner's language; any other text as it is."""
+    text = str(error)
+    said = STUB.fullmatch(text)
+    return t("check.unwritten", n=said[1], what=said[2]) if said else text
+
+
 def import_markers() -> tuple[str, ...]:
     """What a "does not import" line says right after the file name, in every language."""
     found = []

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from autograd_kata.core import manifest
+from autograd_kata.core.explain import stub_said
 from autograd_kata.core.i18n import t
 from autograd_kata.core.term import use_colour
 
@@ -227,7 +228,7 @@ def graph_command(args) -> int:
             except Exception as error:
                 if not _is_stub(error):
                     return _engine_failed(error, where, args.impl, "backward()")
-                _say(t("graph.backward_unwritten", error=error))
+                _say(t("graph.backward_unwritten", error=stub_said(error)))
         else:
             _say(t("graph.no_backward", n=stage.number))
     title = f"{title}   ({where}, {when})"
@@ -260,10 +261,10 @@ def graph_command(args) -> int:
 def _engine_failed(error, where, impl, doing) -> int:
     if _is_stub(error):
         if impl == "exercises" and (manifest.find_root() / "solutions").is_dir():
-            _say(t("train.not_written", error=error))
+            _say(t("train.not_written", error=stub_said(error)))
             _say(t("train.not_written_reference"))
         else:  # a student copy has no reference to fall back on: one line, what to do
-            _say(t("train.not_written_student", error=error))
+            _say(t("train.not_written_student", error=stub_said(error)))
     else:
         _say(t("train.raised", where=where, kind=type(error).__name__, doing=doing, error=error))
         if isinstance(error, AttributeError) or "unsupported operand" in str(error):
@@ -327,10 +328,10 @@ def train_command(args) -> int:
             return 1
         except Exception as error:
             if _is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
-                _say(t("train.unwritten_no_reference", n=stage.number, error=error))
+                _say(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)))
                 return 1
             if _is_stub(error) and impl == "exercises":
-                _say("\n" + t("train.unwritten", n=stage.number, error=error))
+                _say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)))
                 _say(t("train.using_reference"))
                 impl = "solutions"
                 continue
