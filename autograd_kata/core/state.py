@@ -217,7 +217,7 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
             results[s.number] = r
             # A crash or a time-out may be passing trouble, and a run that did not
             # select every test of the stage is no verdict on it: never remember either.
-            if (r.problem and not r.problem.endswith("is missing")) or not r.complete:
+            if (r.problem and not r.tests_missing) or not r.complete:
                 store.pop(f"{impl}:{s.number}", None)
                 continue
             # Re-hash after the run: a file saved during it must not get this result.

@@ -102,7 +102,7 @@ def _status(args) -> int:
         state = stage_state(s, r, root)
         if r.problem:
             tests = "-"
-            problems.append((s, t("status.no_tests") if r.problem.endswith("is missing")
+            problems.append((s, t("status.no_tests") if r.tests_missing
                              else t("status.untestable", n=s.number, problem=r.problem.splitlines()[0])))
         else:
             tests = f"{r.passed}/{r.total}"
