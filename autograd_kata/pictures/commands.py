@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 from autograd_kata.core import manifest
-from autograd_kata.core.explain import stub_said
 from autograd_kata.core.i18n import t
 from autograd_kata.core.term import use_colour
 
@@ -256,6 +255,11 @@ def graph_command(args) -> int:
     if args.open:
         _open_in_browser(target)
     return 0
+
+
+def stub_said(error) -> str:
+    from autograd_kata.core.explain import stub_said as said  # here, not at the top: `kata --help` stays fast
+    return said(error)
 
 
 def _engine_failed(error, where, impl, doing) -> int:
