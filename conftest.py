@@ -32,6 +32,7 @@ import pytest
 
 from expect import RuleBroken
 from autograd_kata.core import explain
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, stage_of_module
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
@@ -122,8 +123,9 @@ class ModuleBroken(Exception):
 
 
 def broken(name, kind, error, lineno):
-    where = f" (line {lineno})" if lineno else ""
-    return ModuleBroken(f"{name.replace('.', '/')}.py does not import{where}: {kind}: {error}")
+    where = t("check.at_line", line=lineno) if lineno else ""
+    return ModuleBroken(t("check.no_import", file=f"{name.replace('.', '/')}.py", where=where, kind=kind, error=error))
+
 
 
 @pytest.fixture
@@ -215,15 +217,16 @@ def pytest_runtest_setup(item):
     stage = _stage_of(item)
     hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
     if hung:
-        pytest.skip(f"{explain.NOT_RUN_PREFIX}stage {stage.number} stopped at its first hang, in {hung}")
+        pytest.skip(t("check.not_run.prefix") + t("check.not_run", n=stage.number, test=hung))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    if report.skipped and isinstance(report.longrepr, tuple) and explain.NOT_RUN_PREFIX in report.longrepr[2]:
+    not_run = t("check.not_run.prefix")
+    if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
         path, line, text = report.longrepr
-        report.longrepr = (path, line, text[text.index(explain.NOT_RUN_PREFIX):])
+        report.longrepr = (path, line, text[text.index(not_run):])
         return report
     if not report.failed:
         return report
@@ -234,7 +237,7 @@ def pytest_runtest_makereport(item, call):
     if checks:  # pytest-check's soft failures: every wrong gradient, one line each
         report.longrepr = "\n".join(checks)
     elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
-        report.longrepr = f"not written yet: {error}"
+        report.longrepr = t("check.unwritten.prefix") + explain.stub_said(error)
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
     elif stage is None or error is None:
@@ -283,5 +286,4 @@ class WhereToStart:
                           if (stage := stage_of_module(report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1][:-3]))})
         if len(failing) > 1:
             first = failing[0]
-            reporter.write_line(f"{len(failing)} stages have failing tests; work on one at a time, the first: "
-                                f"kata check {first}  (or: pytest -m stage{first} -x)")
+            reporter.write_line(t("check.where_to_start", k=len(failing), n=first))

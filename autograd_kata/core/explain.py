@@ -13,6 +13,12 @@ A sentence names a classic mistake only when the code proves it (the line
 ``out._backward = _backward()`` is in the file; the frame that recursed is
 ``__radd__`` and its line reads ``other + self``); otherwise it states what
 the error means.
+
+Every sentence comes from the catalogue in the learner's language.  The
+prefixes that tell ``runner.Outcome.kind`` a hang from a crash are
+per language too; :func:`prefixes` gives every language's, so a run in
+any language is classified the same.  The English ones are the constants
+below (graders run in English).
 """
 from __future__ import annotations
 
@@ -21,9 +27,40 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-HANG_PREFIX = "hung: "
-CRASH_PREFIX = "crashed: "
-NOT_RUN_PREFIX = "not run: "
+from autograd_kata.core import i18n
+from autograd_kata.core.i18n import t
+
+HANG_PREFIX = "hung: "         # hang.prefix in English
+CRASH_PREFIX = "crashed: "     # crash.prefix in English
+NOT_RUN_PREFIX = "not run: "   # check.not_run.prefix in English
+UNWRITTEN_PREFIX = "not written yet: "  # check.unwritten.prefix in English
+
+
+def prefixes(msgid: str) -> tuple[str, ...]:
+    """A prefix (``hang.prefix``, ...) in every language, to recognise a message
+    whatever language the test run spoke."""
+    return tuple(dict.fromkeys(i18n.t_in(lang, msgid) for lang in i18n.languages()))
+
+
+# A stub's NotImplementedError, written in English in the learner's file.
+STUB = re.compile(r"stage (\d+): write (\S+) \(kata hint \1\)")
+
+
+def stub_said(error) -> str:
+    """A stub's message ("stage 1: write Value.__init__ (kata hint 1)") told in the
+    learner's language; any other text as it is."""
+    text = str(error)
+    said = STUB.fullmatch(text)
+    return t("check.unwritten", n=said[1], what=said[2]) if said else text
+
+
+def import_markers() -> tuple[str, ...]:
+    """What a "does not import" line says right after the file name, in every language."""
+    found = []
+    for lang in i18n.languages():
+        text = i18n.raw("check.no_import", lang)
+        found.append(text.split("{file}", 1)[-1].split("{where}", 1)[0])
+    return tuple(dict.fromkeys(m for m in found if m.strip()))
 
 REFLECTED = {"__radd__": "+", "__rmul__": "*", "__rsub__": "-", "__rtruediv__": "/", "__rpow__": "**"}
 
@@ -58,8 +95,8 @@ def _source(root: Path, module_file: str) -> list[str]:
 
 def _where(frame) -> str:
     path, line, name, text = frame
-    where = f"{path}:{line}, in {name}" if name else f"{path}:{line}"
-    return f"{where}: {text}" if text else where
+    where = t("crash.where", path=path, line=line, name=name) if name else f"{path}:{line}"
+    return t("crash.where_code", where=where, code=text) if text else where  # the learner's line, as code
 
 
 def advice(error: BaseException, frames, source: list[str], module_file: str) -> str:
@@ -70,61 +107,49 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
         called = [n + 1 for n, line in enumerate(source)
                   if re.search(r"\._backward\s*=\s*_backward\s*\(\s*\)", line)]
         if called:
-            lines = ", ".join(map(str, called))
-            return (f"{module_file} line{'s' * (len(called) > 1)} {lines}: `out._backward = _backward()` "
-                    f"calls the rule once, now, and stores what it returns (None). Store the rule itself, "
-                    f"to be called later by backward(): `out._backward = _backward` (no parentheses).")
-        return "something called here is None: a function was expected (is a `_backward` set to None?)."
+            return t("crash.backward_called", n=len(called), file=module_file, lines=", ".join(map(str, called)))
+        return t("crash.none_called")
     if kind == "RecursionError":
         if not frames:
-            return ("a function called itself again and again, deeper than Python allows "
-                    "(about 1000 frames).")
+            return t("crash.recursion")
         (path, line, name, code), _ = Counter(frames).most_common(1)[0]
         if not name:  # a sandbox frame carries no function name: read it off the line
             symbol = re.search(r"other\s*(\*\*|[-+*/])\s*self", code)
-            name = next((n for n, o in REFLECTED.items() if symbol and o == symbol.group(1)), "a function")
+            name = next((n for n, o in REFLECTED.items() if symbol and o == symbol.group(1)),
+                        t("crash.some_function"))
         op = REFLECTED.get(name)
         if op and re.search(rf"other\s*{re.escape(op)}\s*self", code):
-            return (f"`{name}` (line {line}) computes `{code.removeprefix('return ').strip()}`: with a plain "
-                    f"number on the left Python asks `{name}` again, for ever. Put self on the left "
-                    f"(`{name}` of `2 {op} v` is `v {op} 2` for + and *; for - and / build it from "
-                    f"operations on self, e.g. `(-self) + other`).")
-        return (f"`{name}` (line {line}) calls itself again and again, deeper than Python allows "
-                f"(about 1000 frames): a recursion without end, or a recursive walk of a graph that is "
-                f"too deep for it. A loop with an explicit stack has no depth limit.")
+            return t("crash.reflected_loop", name=name, line=line, op=op,
+                     code=code.removeprefix("return ").strip())
+        return t("crash.recursion_in", name=name, line=line)
     if kind == "TypeError" and re.search(r"object of type 'Value' has no len\(\)|'Value' object is not "
                                          r"(iterable|subscriptable)", text):
-        return ("a single Value came where a list of Values was expected. In this kata a Layer always "
-                "returns a list, even of one Value; only MLP.__call__ unwraps a last layer of one "
-                "(`x[0] if len(x) == 1 else x`).")
+        return t("crash.single_value")
     if kind == "AttributeError" and text.startswith("'NoneType' object has no attribute"):
-        return ("a value that should be a Value is None: does every operation end with `return out`?")
+        return t("crash.none_value")
     if kind == "AttributeError" and re.match(r"'(int|float)' object has no attribute", text):
-        return ("a plain number reached code that expects a Value: wrap it first "
-                "(`other if isinstance(other, Value) else Value(other)`).")
+        return t("crash.plain_number")
     if kind == "AttributeError" and text.startswith("'Value' object has no attribute"):
         missing = text.rsplit(" ", 1)[-1].strip("'")
-        return (f"a Value without `{missing}`: __init__ (stage 1) sets data, grad, _backward, _prev "
-                f"and _op; check the spelling too.")
+        return t("crash.missing_attr", missing=missing)
     if kind == "TypeError" and re.search(r"unsupported operand type\(s\) for .*'(int|float)' and 'Value'", text):
-        return ("with a plain number on the left, Python asks the Value's reflected method "
-                "(`__radd__`, `__rmul__`, `__rsub__`, `__rtruediv__`): is it written?")
+        return t("crash.reflected_missing")
     if kind in ("NameError", "UnboundLocalError"):
-        return "a name used before it is defined or assigned: a typo, or a missing `self.`?"
+        return t("crash.name")
     return ""
 
 
 def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "") -> str:
     """The message for an unexpected exception while testing ``module_file``."""
     frames = frames_in(error, module_file)
-    head = f"{CRASH_PREFIX}{type(error).__name__}: {error}".rstrip()
+    head = f"{t('crash.prefix')}{type(error).__name__}: {error}".rstrip()
     if len(head) > 300:
         head = head[:300] + "..."
     lines = [head]
     if frames:
-        lines.append(f"  at {_where(frames[-1])}")
+        lines.append(t("crash.at", where=_where(frames[-1])))
     elif test_place:
-        lines.append(f"  in the test, at {test_place} (your code returned or stored something it could not use)")
+        lines.append(t("crash.in_test", place=test_place))
     said = advice(error, frames, _source(root, module_file), module_file)
     if said:
         lines.append(f"  {said}")
@@ -135,9 +160,6 @@ def crash(error: BaseException, module_file: str, root: Path, stage: int, test_p
 def hang(error: BaseException, module_file: str, limit: float, stage: int) -> str:
     """The message for a test that ran past its time limit."""
     frames = frames_in(error, module_file)
-    where = (f"your code was at {_where(frames[-1])}" if frames
-             else f"no line of {module_file} was running at that moment")
-    return (f"{HANG_PREFIX}the test ran past its {limit:g} s time limit; {where}\n"
-            f"  An infinite loop? (a loop whose condition never changes, a node pushed back onto the stack "
-            f"it came from, ...)\n"
-            f"  The other tests of stage {stage} were not run. -> kata hint {stage}")
+    where = (t("hang.at", where=_where(frames[-1])) if frames
+             else t("hang.nowhere", file=module_file))
+    return t("hang.prefix") + t("hang.message", limit=f"{limit:g}", where=where, n=stage)

@@ -33,7 +33,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograd_kata.core.explain import CRASH_PREFIX, HANG_PREFIX, NOT_RUN_PREFIX
+from autograd_kata.core import i18n
+from autograd_kata.core.explain import import_markers, prefixes
 from autograd_kata.core.manifest import STAGES, Stage
 
 # Plugins that change which tests run, in what order, how often or in which
@@ -84,15 +85,16 @@ class Outcome:
         if self.status == "passed":
             return "passed"
         text = self.message
-        if text.startswith(NOT_RUN_PREFIX) or self.status == "skipped":
+        # The messages are in the language the run spoke: recognise every language's.
+        if text.startswith(prefixes("check.not_run.prefix")) or self.status == "skipped":
             return "not run"
-        if " does not import" in text.split("\n", 1)[0]:
+        if any(marker in text.split("\n", 1)[0] for marker in import_markers()):
             return "import"
-        if text.startswith("not written yet:"):
+        if text.startswith(prefixes("check.unwritten.prefix")):
             return "unwritten"
-        if text.startswith(HANG_PREFIX) or text.startswith("Failed: Timeout"):
+        if text.startswith(prefixes("hang.prefix")) or text.startswith("Failed: Timeout"):
             return "hang"
-        if text.startswith(CRASH_PREFIX):
+        if text.startswith(prefixes("crash.prefix")):
             return "crash"
         if self.status == "error":
             return "other"
@@ -129,6 +131,12 @@ class StageResult(Tally):
     def ok(self) -> bool:
         return not self.problem and self.complete and self.all_passed
 
+    @property
+    def tests_missing(self) -> bool:
+        """The stage's test file is missing (said in any language)."""
+        return any(self.problem == i18n.t_in(lang, "runner.tests_missing", file=self.stage.test_file)
+                   for lang in i18n.languages())
+
 
 def child_env(impl: str) -> dict[str, str]:
     """The environment of the pytest process: ours, minus the learner's pytest settings."""
@@ -138,7 +146,7 @@ def child_env(impl: str) -> dict[str, str]:
     # The learner's file may be saved twice within one second at the same size;
     # a cached .pyc keyed by mtime and size would then test the old code.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+    return i18n.child_env(env)  # the pytest child speaks the learner's language
 
 
 def needed_plugins() -> list[str]:
@@ -175,10 +183,10 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
     short = not isinstance(collected, int) or reported < collected
     for result in results.values():
         if not result.tests:
-            result.problem = "no test of this stage was reported"
+            result.problem = i18n.t("runner.none_reported")
         elif short:
-            result.problem = (f"the run stopped early: {reported} of {collected} collected tests reported "
-                              f"(exit status {data.get('exitstatus')})")
+            result.problem = i18n.t("runner.stopped_early", reported=reported, collected=collected,
+                                    status=data.get("exitstatus"))
     return results
 
 
@@ -218,19 +226,19 @@ def _run_once(impl, stages, root, timeout, extra):
                                   env=child_env(impl), capture_output=True, text=True,
                                   encoding="utf-8", errors="replace", timeout=timeout)
             output = proc.stdout + proc.stderr
-            crash = f"pytest exited with code {proc.returncode}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+            crash = f"{i18n.t('runner.exited', code=proc.returncode)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         except subprocess.TimeoutExpired:
-            output, crash = "", f"the tests did not finish within {timeout:.0f} s"
+            output, crash = "", i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
         if out.exists():
             try:
                 return parse_results(read_results(out), impl, stages, complete=not extra), ""
             except ValueError as error:
-                crash = f"unreadable test report: {error}"
+                crash = i18n.t("runner.unreadable", error=error)
         if len(stages) == 1:
             where = hang_location(output, stages[0])
             if "Timeout" in output:
-                crash = (f"{HANG_PREFIX}a test ran past its time limit and stopped every test"
-                         + (f"; your code was at {where} (an infinite loop?)" if where else "")
+                crash = (i18n.t("hang.prefix") + i18n.t("hang.whole_run")
+                         + (i18n.t("hang.whole_run_at", where=where) if where else "")
                          + f"\n{crash}")
         return None, crash
 
@@ -239,7 +247,7 @@ def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
         timeout: float = 300, extra=()) -> dict[int, StageResult]:
     """Run ``stages``' tests against ``impl`` in one pytest process under ``root``."""
     root = Path(root or Path.cwd()).resolve()
-    missing = {s.number: StageResult(s, impl, problem=f"{s.test_file} is missing")
+    missing = {s.number: StageResult(s, impl, problem=i18n.t("runner.tests_missing", file=s.test_file))
                for s in stages if not (root / s.test_file).is_file()}
     stages = [s for s in stages if s.number not in missing]
     if not stages:

@@ -142,15 +142,20 @@ def _digest(path: Path) -> str:
 
 def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
     """A hash of everything a stage's result depends on: the module under
-    test, its test file, the shared test code, the pytest settings, the impl
-    and the interpreter."""
+    test, its test file, the shared test code, the pytest settings, the impl,
+    the interpreter and the language (the messages are stored in the language
+    they were run in, so a cached run never shows the other language)."""
     from autograd_kata import __version__
+    from autograd_kata.core.i18n import LOCALE_DIR, current_language
     root = Path(root)
+    lang = current_language()
     files = [stage.source(impl), stage.test_file, "conftest.py", "tests/expect.py",
              "tests/conftest.py", "pyproject.toml"]
-    h = hashlib.sha256(f"{CACHE_VERSION}|{__version__}|{sys.version}|{impl}|{stage.number}".encode())
+    h = hashlib.sha256(f"{CACHE_VERSION}|{__version__}|{sys.version}|{impl}|{stage.number}|{lang}".encode())
     for name in files:
         h.update(f"|{name}={_digest(root / name)}".encode())
+    for po in sorted({"en", lang}):  # a corrected message must not be served from the cache
+        h.update(f"|{po}.po={_digest(LOCALE_DIR / f'{po}.po')}".encode())
     return h.hexdigest()
 
 
@@ -212,7 +217,7 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
             results[s.number] = r
             # A crash or a time-out may be passing trouble, and a run that did not
             # select every test of the stage is no verdict on it: never remember either.
-            if (r.problem and not r.problem.endswith("is missing")) or not r.complete:
+            if (r.problem and not r.tests_missing) or not r.complete:
                 store.pop(f"{impl}:{s.number}", None)
                 continue
             # Re-hash after the run: a file saved during it must not get this result.

@@ -3,8 +3,9 @@
 ``kata`` alone runs ``status``.  Every command finds the kata from the working
 directory (``manifest.find_root``), runs tests through ``autograd_kata.core.runner`` (results
 cached in ``.kata/`` by file content, so a repeated call is instant), and keeps
-its little state in ``.kata/`` (git-ignored).  Messages are English; hint text
-is in the learner's language (``--lang``, else ``KATA_LANG``, else the locale).
+its little state in ``.kata/`` (git-ignored).  Every message is in the learner's
+language (``--lang``, else ``KATA_LANG``, else the locale): ``t(id)`` reads it from
+the catalogue in ``autograd_kata/locales/``.
 
 Colour only on a terminal, never with ``NO_COLOR`` set (``FORCE_COLOR`` forces
 it on where ``NO_COLOR`` is unset).  Imports here stay light: the runner,
@@ -19,7 +20,8 @@ from pathlib import Path
 from autograd_kata.core.manifest import STAGES, Stage, find_root
 from autograd_kata.core.manifest import stage as _lookup
 from autograd_kata.core.manifest import KataNotFound
-from autograd_kata.learner.feedback import Style, first_unfinished, report, results, say, stage_state
+from autograd_kata.core.i18n import t
+from autograd_kata.learner.feedback import Style, first_unfinished, report, results, say, stage_state, state_name, title
 from autograd_kata.learner.feedback import make_style as _style
 from autograd_kata.learner.feedback import tolerant_output
 
@@ -64,6 +66,17 @@ def pick_stage(number) -> Stage:
         raise Refusal(str(problem), code=2) from None
 
 
+def width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: a kana or kanji takes two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, columns: int, right: bool = False) -> str:
+    fill = " " * max(0, columns - width(text))
+    return fill + text if right else text + fill
+
+
 def rel(path: Path, root: Path) -> str:
     try:
         return Path(path).relative_to(root).as_posix()
@@ -77,9 +90,11 @@ def _status(args) -> int:
     root = find_root()
     style = _style()
     got = results(STAGES, root)
-    width = max(len(s.title) for s in STAGES)
+    titles = {s.number: title(s) for s in STAGES}
+    wide = max(width(text) for text in [*titles.values(), t("status.col.stage")])
     out = say
-    out(style.bold(f"{'#':>2}  {'stage':<{width}}  {'tests':>7}  state"))
+    out(style.bold(f"{'#':>2}  {pad(t('status.col.stage'), wide)}  {pad(t('status.col.tests'), 7, right=True)}  "
+                   f"{t('status.col.state')}"))
     colours = {"done": style.green, "in progress": style.yellow, "file missing": style.red}
     problems = []
     for s in STAGES:
@@ -87,31 +102,24 @@ def _status(args) -> int:
         state = stage_state(s, r, root)
         if r.problem:
             tests = "-"
-            problems.append((s, "no tests yet" if r.problem.endswith("is missing")
-                             else f"could not be tested (kata check {s.number} shows why): "
-                                  f"{r.problem.splitlines()[0]}"))
+            problems.append((s, t("status.no_tests") if r.tests_missing
+                             else t("status.untestable", n=s.number, problem=r.problem.splitlines()[0])))
         else:
             tests = f"{r.passed}/{r.total}"
         paint = colours.get(state, lambda text: text)
-        out(f"{s.number:>2}  {s.title:<{width}}  {tests:>7}  {paint(state)}")
+        out(f"{s.number:>2}  {pad(titles[s.number], wide)}  {tests:>7}  {paint(state_name(state))}")
     for s, problem in problems:
-        out(style.dim(f"    stage {s.number}: {problem.splitlines()[0]}"))
+        out(style.dim("    " + t("status.problem", n=s.number, problem=problem.splitlines()[0])))
     nxt = first_unfinished(got)
     if nxt is None:
         last = STAGES[-1].number
-        compare = (f" Compare with the reference: kata diff {last}"
-                   if (root / STAGES[-1].source("solutions")).is_file() else "")
-        out(style.bold(f"All {len(STAGES)} stages pass: your engine is complete.{compare}"))
+        compare = (root / STAGES[-1].source("solutions")).is_file()
+        out(style.bold(t("status.all_pass_compare" if compare else "status.all_pass", k=len(STAGES), last=last)))
         return 0
     state = stage_state(nxt, got[nxt.number], root)
     where = nxt.source("exercises")
-    if state == "not started":
-        line = f"Next: stage {nxt.number} ({nxt.title}): edit {where}, then run: kata check {nxt.number}"
-    elif state == "file missing":
-        line = f"Next: stage {nxt.number} ({nxt.title}): {where} is missing; restore its stub: kata reset {nxt.number}"
-    else:
-        line = f"Next: finish stage {nxt.number} ({nxt.title}) in {where}, then run: kata check {nxt.number}"
-    out(style.bold(line))
+    which = {"not started": "status.next_not_started", "file missing": "status.next_missing"}
+    out(style.bold(t(which.get(state, "status.next_in_progress"), n=nxt.number, title=title(nxt), where=where)))
     return 0
 
 
@@ -123,8 +131,7 @@ def _check(args) -> int:
     if args.stage is None:
         s = first_unfinished(results(STAGES, root))
         if s is None:
-            say(style.green(f"{style.tick} All {len(STAGES)} stages pass. "
-                            f"Run one again with: kata check N (N = 1..{STAGES[-1].number})"))
+            say(style.green(f"{style.tick} {t('check.all_pass', k=len(STAGES), last=STAGES[-1].number)}"))
             return 0
     else:
         s = pick_stage(args.stage)
@@ -236,24 +243,21 @@ def _diff(args) -> int:
     reference = root / s.source("solutions")
     mine = root / s.source("exercises")
     if not reference.is_file():
-        raise Refusal(f"this copy of the kata has no reference solution ({s.source('solutions')} is missing), "
-                      f"so there is nothing to compare with. Your instructor's copy has it.")
+        raise Refusal(t("diff.no_reference", file=s.source("solutions")))
     if not mine.is_file():
-        raise Refusal(f"{s.source('exercises')} is missing; restore its stub with: kata reset {s.number}")
+        raise Refusal(t("diff.missing", file=s.source("exercises"), n=s.number))
     if not args.reveal:
         result = results([s], root)[s.number]
         if not result.ok:
-            tally = "could not be tested" if result.problem else f"{result.passed}/{result.total} tests pass"
-            raise Refusal(
-                f"stage {s.number} does not pass yet ({tally}), and the diff would show you the answer. "
-                f"Finish it first (kata check {s.number}; stuck? kata hint {s.number}), "
-                f"or look anyway with: kata diff {s.number} --reveal")
+            tally = (t("diff.tally_untestable") if result.problem
+                     else t("diff.tally", passed=result.passed, total=result.total))
+            raise Refusal(t("diff.not_yet", n=s.number, tally=tally))
     ours = mine.read_text(encoding="utf-8").splitlines(keepends=True)
     theirs = strip_markers(reference.read_text(encoding="utf-8")).splitlines(keepends=True)
-    lines = list(difflib.unified_diff(ours, theirs, fromfile=f"{s.source('exercises')} (yours)",
-                                      tofile=f"{s.source('solutions')} (reference)"))
+    lines = list(difflib.unified_diff(ours, theirs, fromfile=t("diff.yours", file=s.source("exercises")),
+                                      tofile=t("diff.reference", file=s.source("solutions"))))
     if not lines:
-        say(style.green(f"{style.tick} {s.source('exercises')} is identical to the reference."))
+        say(style.green(f"{style.tick} {t('diff.identical', file=s.source('exercises'))}"))
         return 0
     return _show_diff(lines, style)
 
@@ -291,25 +295,23 @@ def _reset(args) -> int:
     try:
         stub = pristine_stub(s, root)
     except PristineMissing as problem:
-        raise Refusal(f"{problem}. Your file is untouched.") from None
+        raise Refusal(t("reset.pristine_missing", problem=problem)) from None
     where = s.source("exercises")
     if path.is_file() and path.read_text(encoding="utf-8") == stub:
-        say(f"{where} is already the original stub of stage {s.number}: nothing to reset.")
+        say(t("reset.already", file=where, n=s.number))
         return 0
     if not args.yes:
         if not sys.stdin.isatty():
-            raise Refusal(f"reset replaces {where} and needs confirmation, but there is no terminal to ask on. "
-                          f"Run `kata reset {s.number} --yes` (your file is still backed up first).")
-        if not confirm(f"Replace {where} with the original stub of stage {s.number}? "
-                       f"(your current file is saved to .kata/backups/ first)"):
-            say("Nothing changed.")
+            raise Refusal(t("reset.no_terminal", file=where, n=s.number))
+        if not confirm(t("reset.confirm", file=where, n=s.number)):
+            say(t("reset.nothing_changed"))
             return 1
     if path.exists():
         saved = backup(path, root)  # raises if it cannot: then nothing is replaced
-        say(f"Saved your {where} to {rel(saved, root)}")
+        say(t("reset.saved", file=where, saved=rel(saved, root)))
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, stub)
-    say(f"Restored the original stub of stage {s.number} in {where}. Start again with: kata check {s.number}")
+    say(t("reset.restored", n=s.number, file=where))
     return 0
 
 

@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.term import cursor_ok, use_colour
 
@@ -26,8 +27,7 @@ _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1",
 
 # The order in which failures are shown (runner.Outcome.kind), most basic first.
 KIND_ORDER = ("import", "unwritten", "hang", "crash", "wrong", "other", "not run")
-KIND_NAMES = {"import": "does not import", "unwritten": "not written yet", "hang": "a hang", "crash": "a crash",
-              "wrong": "a wrong value", "other": "an error in the test's set-up"}
+KIND_NAMES = ("import", "unwritten", "hang", "crash", "wrong", "other")  # named by the catalogue: check.kind.<kind>
 FIRST_LINES = 12  # lines of the first failure's message shown (its whole message, nearly always)
 
 
@@ -86,7 +86,7 @@ def announce(stages) -> None:
     try:
         if stages:
             numbers = ", ".join(str(s.number) for s in stages)
-            stream.write(f"running the tests of stage{'s' * (len(stages) > 1)} {numbers}...")
+            stream.write(t("check.running", n=len(stages), numbers=numbers))
         else:
             stream.write("\r\033[K")
         stream.flush()
@@ -112,6 +112,16 @@ def next_stage_after(s: Stage, root: Path) -> Stage | None:
     from autograd_kata.core.state import known_results
     done = {n for n, r in known_results(STAGES, root).items() if r.ok}
     return next((t for t in STAGES if t.number > s.number and t.number not in done), None)
+
+
+def title(s: Stage) -> str:
+    """The stage's title in the learner's language."""
+    return t(f"title.stage{s.number}")
+
+
+def state_name(state: str) -> str:
+    """A state of ``stage_state`` ("in progress") as the learner reads it."""
+    return t(f"status.state.{state.replace(' ', '_')}")
 
 
 def stage_state(s: Stage, result, root: Path) -> str:
@@ -143,21 +153,21 @@ def message_lines(message: str, limit: int | None = 3) -> list[str]:
             lines.append(line)
     if limit is not None and len(lines) > limit:
         more = len(lines) - limit
-        lines = lines[:limit] + [f"(and {more} more line{'s' * (more > 1)}: --all shows them)"]
-    return lines or ["(no message)"]
+        lines = lines[:limit] + [t("check.more_lines", n=more)]
+    return lines or [t("check.no_message")]
 
 
 def _names(names: list[str], shown: int = 3) -> str:
     text = ", ".join(names[:shown])
-    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return t("check.names_more", names=text, more=len(names) - shown) if len(names) > shown else text
 
 
 def ordered_failures(result):
     """The failing tests, most basic kind first, then in the test file's order."""
-    failing = [(i, t) for i, t in enumerate(result.tests) if t.status != "passed"]
+    failing = [(i, test) for i, test in enumerate(result.tests) if test.status != "passed"]
     rank = {kind: n for n, kind in enumerate(KIND_ORDER)}
     failing.sort(key=lambda it: (rank.get(it[1].kind, len(rank)), it[0]))
-    return [t for _, t in failing]
+    return [test for _, test in failing]
 
 
 def report(result, root: Path, style: Style, out=say, everything: bool = False, feel=None) -> bool:
@@ -165,65 +175,66 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
     (if given) yields extra lines for a passing stage: numbers from the
     learner's own engine."""
     s = result.stage
-    head = f"Stage {s.number} - {s.title}"
+    head = t("check.head", n=s.number, title=title(s))
     if result.problem:
-        from autograd_kata.core.explain import HANG_PREFIX
-        if result.problem.startswith(HANG_PREFIX):
+        from autograd_kata.core.explain import prefixes
+        hung = result.problem.startswith(prefixes("hang.prefix"))
+        if hung:
             out(style.red(f"{style.cross} {head}: {result.problem.splitlines()[0]}"))
         else:
-            out(style.red(f"{style.cross} {head}: could not be tested"))
-        for line in result.problem.splitlines()[1 if result.problem.startswith(HANG_PREFIX) else 0:][:12]:
+            out(style.red(f"{style.cross} {t('check.untestable', head=head)}"))
+        for line in result.problem.splitlines()[1 if hung else 0:][:12]:
             out(f"    {line}")
         return False
     if result.ok:
-        out(style.green(style.bold(f"{style.tick} {head}: all {result.total} tests pass. Well done!")))
-        out(f"  What it taught: {s.lesson}")
+        out(style.green(style.bold(f"{style.tick} {t('check.pass', head=head, total=result.total)}")))
+        out(f"  {t('check.taught', lesson=s.lesson)}")
         for line in (feel(s) if feel else ()):
             out(f"  {line}")
         steps = []
         if (root / s.source("solutions")).is_file():
-            steps.append(f"compare with the reference: kata diff {s.number}")
+            steps.append(t("check.step_diff", n=s.number))
         later = next_stage_after(s, root)
         if later is not None:
-            steps.append(f"go on to stage {later.number} ({later.title}): kata check {later.number}")
+            steps.append(t("check.step_next", n=later.number, title=title(later)))
         elif s.number == STAGES[-1].number:
-            steps.append("that was the last stage: your engine is complete")
+            steps.append(t("check.step_last"))
         else:
-            steps.append("every later stage passes already: kata status shows them all")
-        out(f"  Next: {steps[0]}")
+            steps.append(t("check.step_all_later"))
+        out(f"  {t('check.next', step=steps[0])}")
         for step in steps[1:]:
-            out(f"  then: {step}")
+            out(f"  {t('check.then', step=step)}")
         return True
-    out(style.bold(f"{head}: {result.passed}/{result.total} tests pass"))
+    out(style.bold(t("check.tally", head=head, passed=result.passed, total=result.total)))
     out("")
     failures = ordered_failures(result)
     groups: dict[str, list] = {}  # same message, one entry (insertion order = display order)
-    for t in failures:
-        groups.setdefault(t.message, []).append(t)
+    for test in failures:
+        groups.setdefault(test.message, []).append(test)
     shown = list(groups.items()) if everything else list(groups.items())[:1]
     for n, (message, tests) in enumerate(shown):
-        out(style.red(f"{style.cross} {_names([short_name(t.name, s) for t in tests])}"))
+        out(style.red(f"{style.cross} {_names([short_name(test.name, s) for test in tests])}"))
         limit = None if everything else (FIRST_LINES if n == 0 else 3)
         for line in message_lines(message, limit):
             out(f"    {line}")
     if not everything:
         first_kind = failures[0].kind
-        rest = [t for message, tests in list(groups.items())[1:] for t in tests]
-        same = [short_name(t.name, s) for t in rest if t.kind == first_kind]
-        other = [t for t in rest if t.kind not in (first_kind, "not run")]
-        not_run = [short_name(t.name, s) for t in rest if t.kind == "not run"]
+        rest = [test for message, tests in list(groups.items())[1:] for test in tests]
+        same = [short_name(test.name, s) for test in rest if test.kind == first_kind]
+        other = [test for test in rest if test.kind not in (first_kind, "not run")]
+        not_run = [short_name(test.name, s) for test in rest if test.kind == "not run"]
         if same:  # the same sort of failure after the most basic one: most often its echo
-            out(style.dim(f"  +{len(same)} more, probably the same cause: {_names(same)}"))
+            out(style.dim("  " + t("check.fold_same", k=len(same), names=_names(same))))
         if other:  # a different sort: claim no common cause
-            kinds = ", ".join(dict.fromkeys(KIND_NAMES.get(t.kind, t.kind) for t in other))
-            out(style.dim(f"  +{len(other)} more failing another way ({kinds}): "
-                          f"{_names([short_name(t.name, s) for t in other])}"))
+            kinds = t("check.kinds_sep").join(dict.fromkeys(
+                t(f"check.kind.{test.kind}") if test.kind in KIND_NAMES else test.kind for test in other))
+            out(style.dim("  " + t("check.fold_other", k=len(other), kinds=kinds,
+                                   names=_names([short_name(test.name, s) for test in other]))))
         if not_run:
-            out(style.dim(f"  +{len(not_run)} not run: the stage stopped at the first hang"))
+            out(style.dim("  " + t("check.fold_not_run", k=len(not_run))))
         if rest:
-            out(style.dim(f"  (every failure in full: kata check {s.number} --all)"))
+            out(style.dim("  " + t("check.fold_all", n=s.number)))
     failing = result.total - result.passed
     out("")
-    out(f"{failing} test{'s' * (failing != 1)} to go. Fix the first, then run `kata check {s.number}` again."
-        f" Stuck? kata hint {s.number}")
+    out(t("check.to_go", n=failing, stage=s.number))
     return False

@@ -19,6 +19,8 @@ import sys
 import types
 from pathlib import Path
 
+from autograd_kata.core.i18n import child_env, t
+
 TIME_LIMIT = 20.0  # seconds for the whole demonstration
 STAGES_WITH_NUMBERS = (6, 7, 8)
 
@@ -28,17 +30,18 @@ def feel(stage, root: Path) -> list[str]:
     if stage.number not in STAGES_WITH_NUMBERS:
         return []
     try:
+        env = {**child_env(), "PYTHONIOENCODING": "utf-8"}  # the learner's language, read back as UTF-8
         proc = subprocess.run([sys.executable, "-m", "autograd_kata.learner.feel", str(stage.number)],
-                              cwd=root, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                              cwd=root, env=env, capture_output=True, text=True, encoding="utf-8", errors="replace",
                               timeout=TIME_LIMIT)
     except subprocess.TimeoutExpired:
-        return [f"(the numbers from your engine took over {TIME_LIMIT:g} s: skipped)"]
+        return [t("feel.too_slow", limit=f"{TIME_LIMIT:g}")]
     except OSError:
         return []
     lines = proc.stdout.splitlines()
     if proc.returncode != 0 and not lines:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-        return [f"(the numbers from your engine could not be computed: {last})"]
+        return [t("feel.failed", last=last)]
     return lines
 
 
@@ -72,9 +75,8 @@ def stage6(root: Path) -> list[str]:
     try:
         before = _g(square_slope(_naive_stage6(root)))
     except Exception as error:  # noqa: BLE001 - the stub may not run at all
-        before = f"an error ({type(error).__name__})"
-    lines.append(f"Your own engine, b = a * a at a = 3 (the slope of a*a is 2a = 6): "
-                 f"the `=` rules you started from gave a.grad = {before}; your `+=` gives {_g(square_slope(mine))}.")
+        before = t("feel.an_error", kind=type(error).__name__)
+    lines.append(t("feel.stage6", before=before, after=_g(square_slope(mine))))
     return lines
 
 
@@ -119,19 +121,17 @@ def two_backwards(engine, **first_call):
 def stage7(root: Path) -> list[str]:
     mine = importlib.import_module("exercises.stage07_zero_grad")
     good, bad = line_fit(mine, True), line_fit(mine, False)
-    lines = [f"Your own engine fitting y = 2x - 1 ({len(good)} steps): final loss {_g(good[-1])} with zero_grad(), "
-             f"{_g(bad[-1])} without (the old gradients keep pushing: it overshoots)."]
+    lines = [t("feel.stage7_fit", steps=len(good), good=_g(good[-1]), bad=_g(bad[-1]))]
     try:
         old = two_backwards(importlib.import_module("exercises.stage06_accumulate"))
-        lines.append(f"A second backward() of y = x*x + x at x = 2 (dy/dx = 5): your stage-6 engine went "
-                     f"x.grad {_g(old[0])} -> {_g(old[1])}, silently.")
+        lines.append(t("feel.stage7_old", first=_g(old[0]), second=_g(old[1])))
     except Exception as error:  # noqa: BLE001 - stage 6 may be unwritten; stage 7 stands alone
-        lines.append(f"(your stage-6 engine could not run the second backward(): {type(error).__name__})")
+        lines.append(t("feel.stage7_old_failed", kind=type(error).__name__))
     now = two_backwards(mine)
     retained = two_backwards(mine, retain_graph=True)
-    said = f"refuses (\"{now[2]}\") and x.grad stays {_g(now[1])}" if now[2] else f"gives x.grad {_g(now[1])}"
-    lines.append(f"Your stage-7 engine {said}; after backward(retain_graph=True) the second adds exactly "
-                 f"one more copy: {_g(retained[0])} -> {_g(retained[1])}.")
+    said = (t("feel.stage7_refuses", error=now[2], grad=_g(now[1])) if now[2]
+            else t("feel.stage7_gives", grad=_g(now[1])))
+    lines.append(t("feel.stage7_now", said=said, first=_g(retained[0]), second=_g(retained[1])))
     return lines
 
 
@@ -157,8 +157,7 @@ def mlp_fit(engine, zero_grad: bool, steps: int = 40, lr: float = 0.1) -> float:
 def stage8(root: Path) -> list[str]:
     mine = importlib.import_module("exercises.stage08_mlp")
     with_it, without = mlp_fit(mine, True), mlp_fit(mine, False)
-    return [f"Your own MLP(2, [4, 4, 1]) on twelve points, 40 steps: final loss {_g(with_it)} with zero_grad(), "
-            f"{_g(without)} without. Bigger: kata train --no-zero-grad draws both curves."]
+    return [t("feel.stage8", good=_g(with_it), bad=_g(without))]
 
 
 def main(argv=None) -> int:

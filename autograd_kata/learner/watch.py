@@ -15,9 +15,10 @@ import threading
 import time
 from pathlib import Path
 
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.term import cursor_ok
-from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, say
+from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, say, title
 from autograd_kata.learner.feel import feel
 
 POLL_INTERVAL = 0.5   # seconds between two looks at the files
@@ -92,7 +93,7 @@ def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
     poll = poll or bool(os.environ.get("KATA_WATCH_POLL"))
     changed = threading.Event()
     observer = None if poll else start_observer(folder, changed)
-    how = "file events" if observer else "polling"
+    how = t("watch.file_events") if observer else t("watch.polling")
     clear = cursor_ok(sys.stdout)  # never on TERM=dumb or a pipe
     target = given
     try:
@@ -104,20 +105,20 @@ def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
                 sys.stdout.write("\033[2J\033[H")  # a fresh screen for the latest result
             stamp = time.strftime("%H:%M:%S")
             if target is None:
-                say(style.green(f"{style.tick} Every stage passes. [{stamp}]"))
+                say(style.green(f"{style.tick} {t('watch.all_pass', stamp=stamp)}"))
             else:
-                say(style.dim(f"kata watch: stage {target.number} - {target.title} [{stamp}]"))
+                say(style.dim(t("watch.head", n=target.number, title=title(target), stamp=stamp)))
                 result = results([target], root)[target.number]
                 ok = report(result, root, style, feel=lambda s: feel(s, root))
                 if ok and given is None:
                     target = first_unfinished(results(STAGES, root))
                     if target is not None:
-                        say(style.bold(f"Now watching stage {target.number} ({target.title}): "
-                                       f"edit {target.source('exercises')} and save."))
-            say(style.dim(f"Watching exercises/ for changes ({how}). Press Ctrl-C to stop."))
+                        say(style.bold(t("watch.now", n=target.number, title=title(target),
+                                         file=target.source("exercises"))))
+            say(style.dim(t("watch.waiting", how=how)))
             seen = wait_for_change(folder, changed, seen)
     except KeyboardInterrupt:
-        say("\nStopped watching.")
+        say("\n" + t("watch.stopped"))
         return 0
     finally:
         if observer is not None:

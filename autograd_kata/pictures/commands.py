@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from autograd_kata.core import manifest
+from autograd_kata.core.i18n import t
 from autograd_kata.core.term import use_colour
 
 PICTURES_EXTRA = "pip install -e '.[pictures]'"
@@ -74,7 +75,7 @@ def _open_in_browser(path: Path) -> None:
     except Exception:  # no browser at all, a broken BROWSER variable, ...
         opened = False
     if not opened:
-        _say(f"open this in a browser: {url}")
+        _say(t("train.open", url=url))
 
 
 # ------------------------------------------------------------------ graph
@@ -200,7 +201,7 @@ def graph_command(args) -> int:
         return 1
     Value = getattr(engine, "Value", None)
     if Value is None:
-        _say(f"kata graph: {args.impl}/{stage.module}.py has no Value class")
+        _say(t("graph.no_value", file=f"{args.impl}/{stage.module}.py"))
         return 1
 
     where = f"{args.impl}/{stage.module}.py"
@@ -215,21 +216,20 @@ def graph_command(args) -> int:
         _say(f"kata graph: {error}")
         return 2
     except Exception as error:
-        return _engine_failed(error, where, args.impl, "building the graph")
+        return _engine_failed(error, where, args.impl, t("train.doing.graph"))
 
-    when = "before backward()"
+    when = t("graph.before")
     if not args.no_backward:
         if hasattr(root, "backward"):
             try:
                 root.backward()
-                when = "after backward()"
+                when = t("graph.after")
             except Exception as error:
                 if not _is_stub(error):
                     return _engine_failed(error, where, args.impl, "backward()")
-                _say(f"note: backward() is not written yet ({error}); drawing the graph before it.")
+                _say(t("graph.backward_unwritten", error=stub_said(error)))
         else:
-            _say(f"note: stage {stage.number}'s Value has no backward() yet (stage 5 brings it), "
-                 f"so every grad is still 0.")
+            _say(t("graph.no_backward", n=stage.number))
     title = f"{title}   ({where}, {when})"
 
     color = use_colour(sys.stdout)
@@ -237,7 +237,7 @@ def graph_command(args) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() == ".txt":
         graph.render(root, out, names)
-        print(f"wrote {out}")
+        print(t("train.wrote", path=out))
         return 0
     print(f"{title}")
     print(graph.text_tree(root, names, ascii=ascii_only, color=color), end="")
@@ -251,23 +251,28 @@ def graph_command(args) -> int:
     except (ValueError, RuntimeError) as error:
         _say(f"kata graph: {error}")
         return 2 if isinstance(error, ValueError) else 1
-    print(f"wrote {target}")
+    print(t("train.wrote", path=target))
     if args.open:
         _open_in_browser(target)
     return 0
 
 
+def stub_said(error) -> str:
+    from autograd_kata.core.explain import stub_said as said  # here, not at the top: `kata --help` stays fast
+    return said(error)
+
+
 def _engine_failed(error, where, impl, doing) -> int:
     if _is_stub(error):
         if impl == "exercises" and (manifest.find_root() / "solutions").is_dir():
-            _say(f"kata: not written yet: {error}")
-            _say("      write it, or look at the reference with --impl solutions")
+            _say(t("train.not_written", error=stub_said(error)))
+            _say(t("train.not_written_reference"))
         else:  # a student copy has no reference to fall back on: one line, what to do
-            _say(f"kata: not written yet: {error}; write it (kata check), or try an earlier --stage")
+            _say(t("train.not_written_student", error=stub_said(error)))
     else:
-        _say(f"kata: {where} raised {type(error).__name__} while {doing}: {error}")
+        _say(t("train.raised", where=where, kind=type(error).__name__, doing=doing, error=error))
         if isinstance(error, AttributeError) or "unsupported operand" in str(error):
-            _say("      (an operation this stage's Value does not have yet? try a later --stage)")
+            _say(t("train.later_stage"))
     return 1
 
 
@@ -282,7 +287,7 @@ def explore_command(args) -> int:
     except ValueError as error:
         _say(f"kata explore: {error}")
         return 2
-    print(f"wrote {path}")
+    print(t("train.wrote", path=path))
     if not args.no_open:
         _open_in_browser(path)
     return 0
@@ -292,12 +297,12 @@ def explore_command(args) -> int:
 
 def train_command(args) -> int:
     if importlib.util.find_spec("matplotlib") is None:
-        _say(f"kata train draws its picture with matplotlib, which is not installed: {PICTURES_EXTRA}")
+        _say(t("train.no_matplotlib", extra=PICTURES_EXTRA))
         return 1
     from autograd_kata.pictures import train as trainer
 
     if args.steps < 1 or args.points < 4 or args.batch < 1:
-        _say("kata train: --steps and --batch must be at least 1, --points at least 4")
+        _say(t("train.bad_sizes"))
         return 2
     stage = manifest.STAGES[-1]
     xs, ys = trainer.two_moons(args.points, noise=args.noise, seed=args.seed)
@@ -310,14 +315,14 @@ def train_command(args) -> int:
             # a one-point step on a throwaway model: an unwritten stub shows up now
             probe = engine.MLP(2, [1], seed=args.seed)
             engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
-            _say(f"training {where}'s MLP(2, [{', '.join(map(str, trainer.HIDDEN))}, 1]) on "
-                 f"{len(xs)} two-moons points, {args.steps} steps of {min(args.batch, len(xs))}")
+            _say(t("train.training", where=where, hidden=", ".join(map(str, trainer.HIDDEN)), points=len(xs),
+                   steps=args.steps, batch=min(args.batch, len(xs))))
             both = {"zero_grad": True} if args.no_zero_grad else {}
             model, losses, start = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr, batch=args.batch,
                                         seed=args.seed, progress=trainer.Progress(args.steps), **both)
             without = None
             if args.no_zero_grad:  # the same loop and seed, minus model.zero_grad()
-                _say("and again without zero_grad(): the same steps, the gradients left to pile up")
+                _say(t("train.again_without"))
                 unzeroed, without, _ = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr,
                                                    batch=args.batch, seed=args.seed,
                                                    progress=trainer.Progress(args.steps), zero_grad=False)
@@ -327,28 +332,26 @@ def train_command(args) -> int:
             return 1
         except Exception as error:
             if _is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
-                _say(f"kata train: your stage {stage.number} is not written yet ({error}); "
-                     f"finish it (kata check {stage.number}), then run kata train again.")
+                _say(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)))
                 return 1
             if _is_stub(error) and impl == "exercises":
-                _say(f"\nYour stage {stage.number} is not written yet ({error}),")
-                _say("so this trains the reference in solutions/ instead. Write it, then run "
-                     "`kata train` again to watch your own network learn.")
+                _say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)))
+                _say(t("train.using_reference"))
                 impl = "solutions"
                 continue
-            return _engine_failed(error, where, impl, "training")
+            return _engine_failed(error, where, impl, t("train.doing.train"))
     train_seconds = time.perf_counter() - started
     acc = trainer.accuracy(model, xs, ys)
     target = Path(args.out) if args.out else _default_out("train.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     trainer.plot(model, xs, ys, losses, target, acc=acc, without=without,
-                 title=f"{where}: MLP on two moons, {args.steps} steps, seed {args.seed}")
-    print(f"loss over all {len(xs)} points {start:.4f} -> {trainer.mse(model, xs, ys):.4f}, "
-          f"accuracy {acc:.0%}, trained in {train_seconds:.1f}s")
+                 title=trainer.words("train.plot.title", where=where, steps=args.steps, seed=args.seed))
+    print(t("train.result", points=len(xs), start=f"{start:.4f}", end=f"{trainer.mse(model, xs, ys):.4f}",
+            acc=f"{acc:.0%}", seconds=f"{train_seconds:.1f}"))
     if without is not None:
-        print(f"without zero_grad(): {start:.4f} -> {_safe_mse(trainer, unzeroed, xs, ys)}, "
-              f"accuracy {trainer.accuracy(unzeroed, xs, ys):.0%} (the red curve)")
-    print(f"wrote {target}")
+        print(t("train.result_without", start=f"{start:.4f}", end=_safe_mse(trainer, unzeroed, xs, ys),
+                acc=f"{trainer.accuracy(unzeroed, xs, ys):.0%}"))
+    print(t("train.wrote", path=target))
     return 0
 
 
@@ -356,7 +359,7 @@ def _safe_mse(trainer, model, xs, ys) -> str:
     try:
         value = trainer.mse(model, xs, ys)
     except OverflowError:
-        return "overflow"
+        return t("train.overflow")
     return f"{value:.4f}"
 
 

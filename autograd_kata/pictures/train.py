@@ -3,6 +3,10 @@
 Everything runs on the engine's own Values - the stage module's ``MLP`` and
 ``train()`` - one small random batch per step; numpy and matplotlib only draw
 the result. ``kata train`` calls :func:`fit` and then :func:`plot`.
+
+The picture's words (titles, legend) are in the learner's language when
+matplotlib has a font that can draw it, else in English: a picture of empty
+boxes teaches nothing.  The terminal lines follow the language as always.
 """
 from __future__ import annotations
 
@@ -12,6 +16,36 @@ import sys
 import time
 
 HIDDEN = (8, 8)
+
+# Fonts that draw Japanese, as matplotlib names them (Linux, macOS, Windows).
+FONTS = {"ja": ("Noto Sans CJK JP", "Noto Sans JP", "IPAexGothic", "IPAGothic", "TakaoGothic", "VL Gothic",
+                "Hiragino Sans", "Hiragino Kaku Gothic ProN", "Yu Gothic", "Meiryo", "MS Gothic")}
+
+
+def picture_font(lang: str) -> str | None:
+    """The name of an installed font that draws ``lang`` (None: none found, or matplotlib's default does)."""
+    wanted = FONTS.get(lang)
+    if not wanted:
+        return None
+    try:
+        from matplotlib import font_manager
+    except ImportError:
+        return None
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in wanted if name in installed), None)
+
+
+def picture_language() -> str:
+    """The learner's language if the picture can be drawn in it, else English."""
+    from autograd_kata.core.i18n import DEFAULT, current_language
+    lang = current_language()
+    return lang if lang not in FONTS or picture_font(lang) else DEFAULT
+
+
+def words(msgid: str, **fields) -> str:
+    """A text of the picture (``train.plot.*``) in :func:`picture_language`."""
+    from autograd_kata.core.i18n import t_in
+    return t_in(picture_language(), msgid, **fields)
 
 
 def two_moons(n: int = 80, noise: float = 0.1, seed: int = 0):
@@ -44,8 +78,9 @@ class Progress:
 
     def update(self, done: int, loss: float) -> None:
         filled = int(self.width * done / self.total)
-        line = (f"training [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}"
-                f"  loss {loss:.4f}  {time.perf_counter() - self.start:.1f}s")
+        from autograd_kata.core.i18n import t
+        line = t("train.progress", bar="#" * filled + "." * (self.width - filled), done=done, total=self.total,
+                 loss=f"{loss:.4f}", seconds=f"{time.perf_counter() - self.start:.1f}")
         if self.tty:
             self.stream.write("\r" + line + ("\n" if done == self.total else ""))
             self.stream.flush()
@@ -140,22 +175,25 @@ def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: fl
     import matplotlib.pyplot as plt
     import numpy as np
 
+    font = picture_font(picture_language())
+    if font:
+        plt.rcParams["font.family"] = [font, "DejaVu Sans"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=100)
     steps = np.arange(1, len(losses) + 1)
-    left.plot(steps, losses, color="#93b4f5", linewidth=1, label="batch loss")
+    left.plot(steps, losses, color="#93b4f5", linewidth=1, label=words("train.plot.batch_loss"))
     window = max(1, len(losses) // 20)
     if len(losses) >= window:
         smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
-        left.plot(steps[window - 1:], smooth, color="#1d4ed8", linewidth=2, label=f"mean of {window}")
+        left.plot(steps[window - 1:], smooth, color="#1d4ed8", linewidth=2, label=words("train.plot.mean_of", window=window))
     if without is not None:
         finite = [x if math.isfinite(x) else float("nan") for x in without]  # a diverged run stops its line
         left.plot(np.arange(1, len(finite) + 1), finite, color="#dc2626", linewidth=1.2,
-                  label="without zero_grad()")
-        left.lines[0].set_label("batch loss, with zero_grad()")
+                  label=words("train.plot.without"))
+        left.lines[0].set_label(words("train.plot.batch_loss_with"))
     left.set_yscale("log")
-    left.set_xlabel("step")
-    left.set_ylabel("mean squared error")
-    left.set_title("loss")
+    left.set_xlabel(words("train.plot.step"))
+    left.set_ylabel(words("train.plot.mse"))
+    left.set_title(words("train.plot.loss"))
     left.grid(alpha=0.3)
     left.legend(loc="upper right", fontsize=8)
 
@@ -172,11 +210,11 @@ def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: fl
     for sign, colour, marker in ((1.0, "#1d4ed8", "o"), (-1.0, "#dc2626", "s")):
         sel = labels == sign
         right.scatter(px[sel, 0], px[sel, 1], c=colour, marker=marker, s=22, edgecolors="white",
-                      linewidths=0.6, label=f"label {sign:+.0f}")
+                      linewidths=0.6, label=words("train.plot.label", sign=f"{sign:+.0f}"))
     right.set_xlim(x0, x1)
     right.set_ylim(y0, y1)
     acc = accuracy(model, xs, ys) if acc is None else acc
-    right.set_title(f"decision boundary (accuracy {acc:.0%})")
+    right.set_title(words("train.plot.boundary", acc=f"{acc:.0%}"))
     right.legend(loc="lower left", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
