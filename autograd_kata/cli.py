@@ -88,9 +88,10 @@ def main(argv=None) -> int:
         return 2
     _warn_if_another_kata()
     p = parser()
-    if not argv and "status" in p._subparsers._group_actions[0].choices:
-        argv = ["status"]
     args = p.parse_args(argv)
+    if not getattr(args, "func", None):
+        # `kata` alone, or with options only (`kata --lang ja`), means `kata status`
+        args = p.parse_args([*argv, "status"])
     i18n.setup(getattr(args, "lang", None))  # --lang, else KATA_LANG, else the locale; English if unshowable
     if not getattr(args, "func", None):
         p.print_help()
