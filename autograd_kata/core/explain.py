@@ -142,7 +142,8 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
 def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "") -> str:
     """The message for an unexpected exception while testing ``module_file``."""
     frames = frames_in(error, module_file)
-    head = f"{t('crash.prefix')}{type(error).__name__}: {error}".rstrip()
+    said = str(error).strip()  # Python's own words: shown as they are, quoted where the language wants
+    head = t("crash.prefix") + (t("crash.head", type=type(error).__name__, said=said) if said else type(error).__name__)
     if len(head) > 300:
         head = head[:300] + "..."
     lines = [head]
