@@ -33,7 +33,7 @@ import pytest
 from expect import RuleBroken
 from autograd_kata.core import explain
 from autograd_kata.core.i18n import t
-from autograd_kata.core.manifest import IMPLS, STAGES, stage_of_module
+from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
 # test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop
@@ -68,6 +68,10 @@ def pytest_configure(config):
     impl = config.getoption("impl")
     if impl not in IMPLS:  # KATA_IMPL is not checked by argparse
         raise pytest.UsageError(f"KATA_IMPL={impl!r}: choose one of {', '.join(IMPLS)}")
+    if impl == "solutions":  # a student copy has no reference: one usage error, not a failure per test
+        problem = impl_problem(config.rootpath, impl)
+        if problem:
+            raise pytest.UsageError(problem)
     for stage in STAGES:
         config.addinivalue_line("markers", f"{stage.marker}: stage {stage.number}, {stage.title}")
     config.addinivalue_line("markers", "own_stage_only: a slow test that runs on its own stage's module only, "
