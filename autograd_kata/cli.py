@@ -55,11 +55,24 @@ def _warn_if_another_kata() -> None:
         print(problem, file=sys.stderr)
 
 
+def _lang_in(argv) -> str | None:
+    """The value of `--lang X` / `--lang=X` anywhere in argv, if it names a language
+    (a wrong one is left for argparse to refuse, in the default language)."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
+            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
+        if value is not None:
+            try:
+                return i18n.current_language(value)
+            except ValueError:
+                return None
+    return None
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kata",
-        description="Build a scalar autograd engine in eight stages. "
-                    "Run `kata` alone to see where you are and what to do next.",
+        description=i18n.t("help.kata"),
     )
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -72,8 +85,7 @@ def parser() -> argparse.ArgumentParser:
     # a subcommand that was not given --lang must not erase `kata --lang ja ...`).
     langs = i18n.languages()
     lang = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
-                help=f"language of the messages and hints: {', '.join(langs)} "
-                     f"(default: KATA_LANG, then the locale, then English)")
+                help=i18n.t("help.lang", langs=", ".join(langs)))
     for command in (p, *sub.choices.values()):
         if "--lang" not in command._option_string_actions:
             command.add_argument("--lang", **lang)
@@ -86,6 +98,8 @@ def main(argv=None) -> int:
         print(f"kata {argv[0]} is for {NOT_IN_A_STUDENT_COPY[argv[0]]}, and this is a student copy: "
               f"`kata --help` lists your commands.", file=sys.stderr)
         return 2
+    # the language first: the parser's help texts come from the catalogue
+    i18n.setup(_lang_in(argv))  # --lang, else KATA_LANG, else the locale; English if unshowable
     _warn_if_another_kata()
     p = parser()
     args = p.parse_args(argv)

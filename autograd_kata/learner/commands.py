@@ -327,59 +327,32 @@ def _watch(args) -> int:
 # --- registration -----------------------------------------------------------
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "status", help="every stage's tests and state, and what to do next (the default command)",
-        description="Show one row per stage (tests passed / total; done, in progress or not started) "
-                    "and the next command to run. Runs the tests; results are cached in .kata/ by "
-                    "file content, so a second call is instant.")
+    # argparse texts come from the catalogue: cli.main chose the language before building the parser
+    p = sub.add_parser("status", help=t("help.status"), description=t("help.status.desc"))
     p.set_defaults(func=_handler(_status))
 
-    p = sub.add_parser(
-        "check", help="run one stage's tests and explain each failure",
-        description="Run the tests of stage N (default: the first unfinished stage) and explain the most "
-                    "basic failure (a module that does not import, then a stub not written, a hang, a "
-                    "crash, a wrong value), folding the rest. Exit 0 if and only if the stage passes.")
-    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
-    p.add_argument("--all", action="store_true",
-                   help="show every failing test in full (by default the most basic failure comes first "
-                        "and the rest are folded)")
+    p = sub.add_parser("check", help=t("help.check"), description=t("help.check.desc"))
+    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
+    p.add_argument("--all", action="store_true", help=t("help.check.all"))
     p.set_defaults(func=_handler(_check))
 
-    p = sub.add_parser(
-        "hint", help="the next hint for a stage (three levels, English or Japanese)",
-        description="Show a hint for stage N (default: the first unfinished one). Each call without "
-                    "--level shows the next level not yet seen (1, 2, then 3, which stays). Language: "
-                    "--lang, else KATA_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG starting with "
-                    "'ja' means Japanese), else English.")
-    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
-    p.add_argument("--level", type=int, choices=LEVELS, help="show this level (1 nudge, 2 more, 3 nearly the answer)")
+    p = sub.add_parser("hint", help=t("help.hint"), description=t("help.hint.desc"))
+    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
+    p.add_argument("--level", type=int, choices=LEVELS, help=t("help.hint.level"))
     p.set_defaults(func=_handler(_hint))
 
-    p = sub.add_parser(
-        "diff", help="compare your module with the reference (once the stage passes)",
-        description="Show a unified diff of exercises/ against the reference in solutions/ (markers "
-                    "stripped), coloured on a terminal. Refused before the stage passes, as it would "
-                    "spoil the exercise, unless --reveal is given.")
-    p.add_argument("stage", metavar="N", help="stage number")
-    p.add_argument("--reveal", action="store_true", help="show the diff even though the stage does not pass yet")
-    p.add_argument("--previous", action="store_true",
-                   help="instead, show what stage N adds to stage N-1 (the stubs; with --reveal, the reference)")
+    p = sub.add_parser("diff", help=t("help.diff"), description=t("help.diff.desc"))
+    p.add_argument("stage", metavar="N", help=t("help.stage"))
+    p.add_argument("--reveal", action="store_true", help=t("help.diff.reveal"))
+    p.add_argument("--previous", action="store_true", help=t("help.diff.previous"))
     p.set_defaults(func=_handler(_diff))
 
-    p = sub.add_parser(
-        "reset", help="restore a stage's original stub (your file is backed up first)",
-        description="Replace exercises/ stage N with its untouched stub. Your current file is first "
-                    "copied to .kata/backups/ under a timestamped name, which is printed: nothing you "
-                    "wrote is lost. Asks for confirmation unless --yes.")
-    p.add_argument("stage", metavar="N", help="stage number")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p = sub.add_parser("reset", help=t("help.reset"), description=t("help.reset.desc"))
+    p.add_argument("stage", metavar="N", help=t("help.stage"))
+    p.add_argument("--yes", "-y", action="store_true", help=t("help.reset.yes"))
     p.set_defaults(func=_handler(_reset))
 
-    p = sub.add_parser(
-        "watch", help="re-run a stage's tests every time you save",
-        description="Run the tests of stage N (default: the first unfinished one, moving on when it "
-                    "passes) every time a file under exercises/ is saved. Ctrl-C stops.")
-    p.add_argument("stage", nargs="?", metavar="N", help="stage number (default: the first unfinished one)")
-    p.add_argument("--poll", action="store_true",
-                   help="poll for changes instead of using file-system events (also: KATA_WATCH_POLL=1)")
+    p = sub.add_parser("watch", help=t("help.watch"), description=t("help.watch.desc"))
+    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
+    p.add_argument("--poll", action="store_true", help=t("help.watch.poll"))
     p.set_defaults(func=_handler(_watch))
