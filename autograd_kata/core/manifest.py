@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograd_kata.core.i18n import t
+
 LANGS = ("en", "ja")
 IMPLS = ("exercises", "solutions")
 
@@ -75,7 +77,7 @@ def stage(number: int | str) -> Stage:
         if s.number == n:
             return s
     valid = ", ".join(str(s.number) for s in STAGES)
-    raise ValueError(f"no stage {number!r}; the stages are {valid}")
+    raise ValueError(t("manifest.no_stage", number=repr(number), valid=valid))
 
 
 # --- the student copy (kata release): which files it holds, in which role ----
@@ -147,9 +149,7 @@ def package_mismatch(root: str | os.PathLike) -> str | None:
     theirs = Path(root) / "autograd_kata"
     here = Path(__file__).resolve().parent.parent
     if theirs.is_dir() and theirs.resolve() != here:
-        return (f"kata: warning: this command runs the kata installed at {here}, but this folder has its own "
-                f"{theirs}; the tests will import that one. Install this folder instead: "
-                f"python -m pip install -e {Path(root)}")
+        return t("manifest.package_mismatch", here=here, theirs=theirs, root=Path(root))
     return None
 
 
@@ -176,6 +176,4 @@ def find_root(start: str | os.PathLike | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
             return folder
-    raise KataNotFound(
-        f"no kata here: looked for a folder holding both exercises/ and tests/ in {here} "
-        f"and every folder above it. Run kata inside your copy of the kata (cd into it).")
+    raise KataNotFound(t("manifest.not_found", here=here))

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import Stage
 
 CACHE_VERSION = 2  # 2: results read from the JSON results channel (full messages)
@@ -111,11 +112,9 @@ def pristine_stub(stage: Stage, root: Path) -> str:
     from_git = _git_original(root, stage.source("exercises"))
     if from_git is not None:
         return from_git
-    raise PristineMissing(
-        f"cannot find the original stub of stage {stage.number}: looked for "
-        f"{stage.source('solutions')}, {PRISTINE_DIR}/{stage.source('exercises')}, "
-        f".kata/pristine/{stage.module}.py and "
-        f"{stage.source('exercises')} in git history")
+    raise PristineMissing(t("state.pristine_missing", n=stage.number, solutions=stage.source("solutions"),
+                              pristine=f"{PRISTINE_DIR}/{stage.source('exercises')}",
+                              kata=f".kata/pristine/{stage.module}.py", exercises=stage.source("exercises")))
 
 
 def is_pristine(stage: Stage, root: Path) -> bool | None:

@@ -209,7 +209,7 @@ def _hint(args) -> int:
         say(style.dim(t("hint.other_language", n=s.number, wanted=language_name(lang),
                         shown=language_name(shown_lang))))
     _, body = levels[level]
-    say(style.bold(title or t("hint.title", n=s.number, title=s.title)))
+    say(style.bold(title or t("hint.title", n=s.number, title=title(s))))
     say(style.cyan(t("hint.level_heading", level=level, name=t(f"hint.level.{level}")))
         + style.dim("  " + t("hint.level_of", level=level, top=top)))
     say("")
