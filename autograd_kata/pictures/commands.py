@@ -366,80 +366,44 @@ def _safe_mse(trainer, model, xs, ys) -> str:
 # ------------------------------------------------------------------ register
 
 def register(sub) -> None:
-    """Add `graph`, `explore` and `train` to the CLI's subparsers."""
+    """Add `graph`, `explore` and `train` to the CLI's subparsers (texts from the catalogue)."""
     impls = manifest.IMPLS
     valid = ", ".join(str(s.number) for s in manifest.STAGES)
     last = manifest.STAGES[-1].number
 
     p = sub.add_parser(
-        "graph", help="draw the computation graph behind an expression",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Draw the graph behind an expression: one box per Value (its data and grad),\n"
-            "an oval per operation, arrows from inputs to outputs. Prints a text tree, and\n"
-            "with Graphviz's `dot` installed also writes a picture (.kata/graph.svg).\n\n"
-            "Without --expr: the article's L = tanh(a*b + c), after backward().\n"
-            "--expr may use numbers, input names (a, b, c or any set with --set),\n"
-            "+ - * / **, unary -, and .tanh() .exp() .relu() (or tanh(x), exp(x), relu(x)).\n"
-            f"Inputs default to {', '.join(f'{k}={v}' for k, v in DEFAULT_INPUTS.items())}.\n\n"
-            "From Python, on any Value of yours:\n"
-            "    from autograd_kata.pictures.graph import draw\n"
-            "    draw(loss)            # or draw(loss, 'loss.png', names={'w': w})"),
-        epilog=("examples:\n"
-                "  kata graph\n"
-                "  kata graph --expr 'a*a + a' --set a=3        (a reused: grads add up)\n"
-                "  kata graph --expr '(x*w + 1).relu()' --set x=0.5 --set w=-2 --out relu.png\n"
-                "  kata graph --stage 2 --impl solutions --no-backward --out graph.txt"))
-    p.add_argument("--expr", metavar="EXPR", help="the expression to draw (default: the article's example)")
-    p.add_argument("--set", metavar="NAME=NUMBER", action="append", default=[],
-                   help="give an input a value (repeatable)")
-    p.add_argument("--stage", default=last, metavar="N",
-                   help=f"whose Value to use: stage {valid} (default {last})")
-    p.add_argument("--impl", choices=impls, default="exercises",
-                   help="exercises (your code, the default) or solutions (the reference)")
-    p.add_argument("--out", metavar="FILE",
-                   help="write FILE: .svg, .png or .pdf (Graphviz), .dot (its source) or .txt "
-                        "(the text tree); default .kata/graph.svg when Graphviz is installed")
-    p.add_argument("--no-backward", action="store_true", help="draw before backward(): every grad 0")
-    p.add_argument("--open", action="store_true", help="open the picture in a browser")
+        "graph", help=t("help.graph"), formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=t("help.graph.desc", inputs=", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items())),
+        epilog=t("help.graph.epilog"))
+    p.add_argument("--expr", metavar="EXPR", help=t("help.graph.expr"))
+    p.add_argument("--set", metavar="NAME=NUMBER", action="append", default=[], help=t("help.graph.set"))
+    p.add_argument("--stage", default=last, metavar="N", help=t("help.graph.stage", valid=valid, last=last))
+    p.add_argument("--impl", choices=impls, default="exercises", help=t("help.graph.impl"))
+    p.add_argument("--out", metavar="FILE", help=t("help.graph.out"))
+    p.add_argument("--no-backward", action="store_true", help=t("help.graph.no_backward"))
+    p.add_argument("--open", action="store_true", help=t("help.graph.open"))
     p.set_defaults(func=graph_command)
 
-    from_explore = ", ".join(("tanh", "sigmoid", "exp", "relu"))
+    fns = ("tanh", "sigmoid", "exp", "relu")
     p = sub.add_parser(
-        "explore", help="open the slope explorer: drag a point, read the local derivative",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Write a self-contained web page (no network needed) and open it in your\n"
-            "browser: drag a point along tanh, sigmoid, exp or relu, see the tangent, and\n"
-            "read its slope - the local derivative - computed from the output alone\n"
-            "(1 - t*t for tanh). The arrow keys move the point too."))
-    p.add_argument("--out", metavar="FILE.html", help="where to write the page (default .kata/explore.html)")
-    p.add_argument("--fn", choices=("tanh", "sigmoid", "exp", "relu"), default="tanh",
-                   help=f"the function to start with: {from_explore} (default tanh)")
-    p.add_argument("--x", type=float, default=0.5, help="where the point starts (default 0.5)")
-    p.add_argument("--no-open", action="store_true", help="only write the page; do not open a browser")
+        "explore", help=t("help.explore"), formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=t("help.explore.desc"))
+    p.add_argument("--out", metavar="FILE.html", help=t("help.explore.out"))
+    p.add_argument("--fn", choices=fns, default="tanh", help=t("help.explore.fn", fns=", ".join(fns)))
+    p.add_argument("--x", type=float, default=0.5, help=t("help.explore.x"))
+    p.add_argument("--no-open", action="store_true", help=t("help.explore.no_open"))
     p.set_defaults(func=explore_command)
 
     p = sub.add_parser(
-        "train", help="train the stage-8 MLP on two moons and draw the learning",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Train MLP(2, [8, 8, 1]) from stage 8 on a small two-moons data set made in\n"
-            "code, with the module's own train() (mean squared error, one random batch per\n"
-            "step, plain Values all the way), and write a PNG of the loss curve and the\n"
-            "decision boundary (.kata/train.png). Takes about ten seconds.\n\n"
-            "By default it trains your code; if your stage 8 is not written yet it says so\n"
-            f"and trains the reference. Needs matplotlib: {PICTURES_EXTRA}"))
-    p.add_argument("--impl", choices=impls, default="exercises",
-                   help="exercises (your stage 8, the default) or solutions (the reference)")
-    p.add_argument("--out", metavar="FILE.png", help="where to write the picture (default .kata/train.png)")
-    p.add_argument("--steps", type=int, default=200, help="training steps (default 200)")
-    p.add_argument("--points", type=int, default=80, help="data points (default 80)")
-    p.add_argument("--batch", type=int, default=16, help="points per step (default 16)")
-    p.add_argument("--lr", type=float, default=0.2, help="starting learning rate, falling to a tenth (default 0.2)")
-    p.add_argument("--noise", type=float, default=0.1, help="how much the moons are blurred (default 0.1)")
-    p.add_argument("--seed", type=int, default=0, help="seed for data, weights and batches (default 0)")
-    p.add_argument("--no-zero-grad", action="store_true",
-                   help="also train without model.zero_grad() (the same loop, seed and batches) and draw "
-                        "both loss curves in one picture: the gradients pile up and the loss stalls")
+        "train", help=t("help.train"), formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=t("help.train.desc", extra=PICTURES_EXTRA))
+    p.add_argument("--impl", choices=impls, default="exercises", help=t("help.train.impl"))
+    p.add_argument("--out", metavar="FILE.png", help=t("help.train.out"))
+    p.add_argument("--steps", type=int, default=200, help=t("help.train.steps"))
+    p.add_argument("--points", type=int, default=80, help=t("help.train.points"))
+    p.add_argument("--batch", type=int, default=16, help=t("help.train.batch"))
+    p.add_argument("--lr", type=float, default=0.2, help=t("help.train.lr"))
+    p.add_argument("--noise", type=float, default=0.1, help=t("help.train.noise"))
+    p.add_argument("--seed", type=int, default=0, help=t("help.train.seed"))
+    p.add_argument("--no-zero-grad", action="store_true", help=t("help.train.no_zero_grad"))
     p.set_defaults(func=train_command)
