@@ -106,7 +106,6 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         # `kata` alone, or with options only (`kata --lang ja`), means `kata status`
         args = p.parse_args([*argv, "status"])
-    i18n.setup(getattr(args, "lang", None))  # --lang, else KATA_LANG, else the locale; English if unshowable
     if not getattr(args, "func", None):
         p.print_help()
         return 2

@@ -267,3 +267,74 @@ def test_the_train_picture_is_english_without_a_font_for_the_language(monkeypatc
         assert train.words("train.plot.loss") == i18n.t_in("ja", "train.plot.loss") != "loss"
     finally:
         i18n.reset()
+
+
+# --- kata --help: argparse's texts in the learner's language -----------------------------
+
+ARGPARSE_OWN = ("show this help message and exit", "show program's version number and exit")
+# an example line of the help: a kata command or the Python to type, code as it is
+EXAMPLE = re.compile(r"^\s+(?:kata |from |draw\()")
+# argparse's first column: a command name or an option's syntax (`--set NAME=NUMBER`), then 2+ spaces
+SYNTAX_COLUMN = re.compile(r"^\s+\S.*?\s{2,}|^\s+-[\w-]+(?: \S+)?$")
+
+
+def help_text(capsys, lang, *argv):
+    """``kata argv --help`` with ``KATA_LANG=lang``, minus argparse's own words: the usage
+    block (syntax), its headings and the help of -h/--version."""
+    os.environ["KATA_LANG"] = lang
+    i18n.reset()
+    try:
+        with pytest.raises(SystemExit) as done:
+            cli.main([*argv, "--help"])
+    finally:
+        os.environ.pop("KATA_LANG", None)
+        i18n.reset()
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    kept, in_usage = [], False
+    for line in out.splitlines():
+        if line.startswith("usage:"):
+            in_usage = True
+        elif not line.strip():
+            in_usage = False
+        if (in_usage or line.strip() in ("options:", "positional arguments:", "COMMAND")
+                or any(words in line for words in ARGPARSE_OWN) or EXAMPLE.match(line)):
+            continue
+        kept.append(SYNTAX_COLUMN.sub("", line))
+    return out, "\n".join(kept)
+
+
+@pytest.fixture
+def student_copy(kata):
+    """A copy like `kata release` writes: no reference, so `kata --help` lists the learners' commands only."""
+    shutil.rmtree(kata / "solutions")
+    (kata / ".kata-release.json").write_text("{}", encoding="utf-8")
+    return kata
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("argv", [(), ("check",), ("hint",), ("graph",), ("train",)])
+def test_help_speaks_the_learners_language(student_copy, capsys, lang, argv):
+    out, prose = help_text(capsys, lang, *argv)
+    assert_in_language(prose, lang)
+    if not argv:  # every learner command is listed with its own help, and no other command
+        for command in ("status", "check", "hint", "diff", "reset", "watch", "graph", "explore", "train"):
+            assert re.search(rf"^\s+{command}\s+\S", out, re.M), f"{command} has no help line:\n{out}"
+        assert "mutate" not in out and "release" not in out
+
+
+def test_lang_anywhere_on_the_line_picks_the_help_language(student_copy, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["check", "--help", "--lang", "ja"])
+    assert JAPANESE.search(capsys.readouterr().out)
+    with pytest.raises(SystemExit):
+        cli.main(["--lang=en", "check", "--help"])
+    assert not JAPANESE.search(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_an_unknown_stage_is_refused_in_one_language(kata, capsys, lang):
+    code, out = kata_in(capsys, lang, "check", "99")
+    assert code == 2
+    assert "99" in out and "1, 2, 3, 4, 5, 6, 7, 8" in out  # what came, and what would do
+    assert_in_language(out, lang)

@@ -373,8 +373,14 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "graph", help=t("help.graph"), formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=t("help.graph.desc", inputs=", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items())),
-        epilog=t("help.graph.epilog"))
+        description=t("help.graph.desc", inputs=", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items()),
+                      code="    from autograd_kata.pictures.graph import draw\n"
+                           f"    draw(loss)            # {t('help.graph.comment')} draw(loss, 'loss.png', names={{'w': w}})"),
+        epilog=t("help.graph.epilog", examples="\n".join((  # commands are code; only the note is words
+            "  kata graph",
+            f"  kata graph --expr 'a*a + a' --set a=3        {t('help.graph.reused')}",
+            "  kata graph --expr '(x*w + 1).relu()' --set x=0.5 --set w=-2 --out relu.png",
+            "  kata graph --stage 2 --impl solutions --no-backward --out graph.txt"))))
     p.add_argument("--expr", metavar="EXPR", help=t("help.graph.expr"))
     p.add_argument("--set", metavar="NAME=NUMBER", action="append", default=[], help=t("help.graph.set"))
     p.add_argument("--stage", default=last, metavar="N", help=t("help.graph.stage", valid=valid, last=last))
