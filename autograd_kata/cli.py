@@ -94,12 +94,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in NOT_IN_A_STUDENT_COPY and _student_copy():
-        print(f"kata {argv[0]} is for {NOT_IN_A_STUDENT_COPY[argv[0]]}, and this is a student copy: "
-              f"`kata --help` lists your commands.", file=sys.stderr)
-        return 2
     # the language first: the parser's help texts come from the catalogue
     i18n.setup(_lang_in(argv))  # --lang, else KATA_LANG, else the locale; English if unshowable
+    if argv and argv[0] in NOT_IN_A_STUDENT_COPY and _student_copy():
+        who = i18n.t(f"cli.audience.{NOT_IN_A_STUDENT_COPY[argv[0]]}")
+        print(i18n.t("cli.not_in_student_copy", command=argv[0], who=who), file=sys.stderr)
+        return 2
     _warn_if_another_kata()
     p = parser()
     args = p.parse_args(argv)

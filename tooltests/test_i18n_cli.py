@@ -338,3 +338,11 @@ def test_an_unknown_stage_is_refused_in_one_language(kata, capsys, lang):
     assert code == 2
     assert "99" in out and "1, 2, 3, 4, 5, 6, 7, 8" in out  # what came, and what would do
     assert_in_language(out, lang)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_a_maintainers_command_in_a_student_copy_is_refused_in_one_language(student_copy, capsys, lang):
+    code, out = kata_in(capsys, lang, "mutate")
+    assert code == 2
+    assert "kata mutate" in out and "kata --help" in out  # what was typed, and where the learner's commands are
+    assert_in_language(out, lang)
