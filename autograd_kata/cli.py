@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        print("\n" + i18n.t("cli.interrupted"), file=sys.stderr)
         return 130
     except LookupError as error:  # manifest.KataNotFound: run outside a kata checkout
         from autograd_kata.core.manifest import KataNotFound
