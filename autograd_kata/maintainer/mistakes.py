@@ -27,6 +27,35 @@ class Mistake:
     phrase: str   # the failing stage's output must contain this
 
 
+# stage 5's reference order (an explicit stack) and micrograd's recursive one: two mistakes swap one for the other
+ITERATIVE_ORDER = (
+    "        order, visited = [], set()\n"
+    "        stack = [(self, False)]\n"
+    "        while stack:\n"
+    "            node, inputs_done = stack.pop()\n"
+    "            if inputs_done:\n"
+    "                order.append(node)  # every input of node is already in order\n"
+    "            elif node not in visited:\n"
+    "                visited.add(node)\n"
+    "                stack.append((node, True))  # come back once its inputs are placed\n"
+    "                for child in node._prev:\n"
+    "                    stack.append((child, False))\n"
+    "        return order\n"
+)
+RECURSIVE_ORDER = (
+    "        order, visited = [], set()\n"
+    "\n"
+    "        def visit(node):\n"
+    "            if node not in visited:\n"
+    "                visited.add(node)\n"
+    "                for child in node._prev:\n"
+    "                    visit(child)\n"
+    "                order.append(node)\n"
+    "        visit(self)\n"
+    "        return order\n"
+)
+
+
 MISTAKES: tuple[Mistake, ...] = (
     # -- stage 1: the Value skeleton -------------------------------------------------
     Mistake("grad-starts-as-int", 1, "starts grad at the int 0 instead of the float 0.0",
@@ -170,54 +199,13 @@ MISTAKES: tuple[Mistake, ...] = (
             "        for node in self.topological_order():\n",
             "your list is exactly outputs-first"),
     Mistake("recursion-limit-raised", 5, "keeps micrograd's recursive sort and raises the recursion limit",
-            "        order, visited = [], set()\n"
-            "        stack = [(self, False)]\n"
-            "        while stack:\n"
-            "            node, inputs_done = stack.pop()\n"
-            "            if inputs_done:\n"
-            "                order.append(node)  # every input of node is already in order\n"
-            "            elif node not in visited:\n"
-            "                visited.add(node)\n"
-            "                stack.append((node, True))  # come back once its inputs are placed\n"
-            "                for child in node._prev:\n"
-            "                    stack.append((child, False))\n"
-            "        return order\n",
+            ITERATIVE_ORDER,
             "        import sys\n"
-            "        sys.setrecursionlimit(1_000_000)\n"
-            "        order, visited = [], set()\n"
-            "\n"
-            "        def visit(node):\n"
-            "            if node not in visited:\n"
-            "                visited.add(node)\n"
-            "                for child in node._prev:\n"
-            "                    visit(child)\n"
-            "                order.append(node)\n"
-            "        visit(self)\n"
-            "        return order\n",
+            "        sys.setrecursionlimit(1_000_000)\n" + RECURSIVE_ORDER,
             "do not raise it"),
     Mistake("recursive-topological-sort", 5, "builds the order recursively, like micrograd",
-            "        order, visited = [], set()\n"
-            "        stack = [(self, False)]\n"
-            "        while stack:\n"
-            "            node, inputs_done = stack.pop()\n"
-            "            if inputs_done:\n"
-            "                order.append(node)  # every input of node is already in order\n"
-            "            elif node not in visited:\n"
-            "                visited.add(node)\n"
-            "                stack.append((node, True))  # come back once its inputs are placed\n"
-            "                for child in node._prev:\n"
-            "                    stack.append((child, False))\n"
-            "        return order\n",
-            "        order, visited = [], set()\n"
-            "\n"
-            "        def visit(node):\n"
-            "            if node not in visited:\n"
-            "                visited.add(node)\n"
-            "                for child in node._prev:\n"
-            "                    visit(child)\n"
-            "                order.append(node)\n"
-            "        visit(self)\n"
-            "        return order\n",
+            ITERATIVE_ORDER,
+            RECURSIVE_ORDER,
             "RecursionError"),
 
     # -- stage 6: accumulate with += ---------------------------------------------------
