@@ -50,11 +50,12 @@ from pathlib import Path
 from autograd_kata import __version__
 from autograd_kata.classroom import jail
 from autograd_kata.core.manifest import STAGES, Stage
-from autograd_kata.core.runner import Tally
+from autograd_kata.core.runner import Tally, plugin_args
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 FORMATS = ("text", "json", "gradescope", "junit")
-PLUGINS = ("pytest_timeout", "pytest_check.plugin", "autograd_kata.core.results", "autograd_kata.classroom.judge")
+# the hidden checks use Hypothesis; the rest is every run's plugin list (runner.plugin_args)
+JUDGE_PLUGINS = dict(also=("hypothesispytest",), modules=("autograd_kata.classroom.judge",))
 MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
 SKIP_DIRS = ("solutions", "__pycache__", "node_modules", "venv")
 
@@ -234,22 +235,12 @@ def _env(scratch: Path, extra: dict) -> dict:
     return env
 
 
-def _plugins() -> list[str]:
-    import importlib.util
-    args = []
-    for plugin in PLUGINS:
-        args += ["-p", plugin]
-    if importlib.util.find_spec("_hypothesis_pytestplugin"):  # hidden checks use Hypothesis
-        args += ["-p", "_hypothesis_pytestplugin"]
-    return args + ["-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist"]
-
-
 def judge_args(judge: Path, stage: Stage, folder: Path) -> list[str]:
     # --tb=native: the teaching messages are the same (the conftest makes them), but a stage whose
     # sandbox hung fails every later test at once, and pytest's own traceback style parses the
     # source of every frame of every one of them (seconds per stage)
     args = [sys.executable, "-m", "pytest", stage.test_file, "--impl=exercises", f"--sandbox={folder}",
-            "-q", "--no-header", "--tb=native", "--rootdir", str(judge), *_plugins(),
+            "-q", "--no-header", "--tb=native", "--rootdir", str(judge), *plugin_args(**JUDGE_PLUGINS),
             f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}"]
     if (judge / "pyproject.toml").is_file():
         args += ["-c", str(judge / "pyproject.toml")]

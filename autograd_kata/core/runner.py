@@ -149,22 +149,30 @@ def child_env(impl: str) -> dict[str, str]:
     return i18n.child_env(env)  # the pytest child speaks the learner's language
 
 
-def needed_plugins() -> list[str]:
-    """``-p module`` for each of ``PLUGINS`` that is installed (by its entry point)."""
+def needed_plugins(names=PLUGINS) -> list[str]:
+    """``-p module`` for each of ``names`` that is installed (by its entry point)."""
     from importlib.metadata import entry_points
-    found = {ep.name: ep.value for ep in entry_points(group="pytest11") if ep.name in PLUGINS}
-    return [arg for name in PLUGINS if name in found for arg in ("-p", found[name])]
+    found = {ep.name: ep.value for ep in entry_points(group="pytest11") if ep.name in names}
+    return [arg for name in names if name in found for arg in ("-p", found[name])]
+
+
+def plugin_args(also=(), modules=()) -> list[str]:
+    """The plugins of every pytest run of ours, learner's and grader's alike (with
+    auto-loading off): ``BLOCKED_PLUGINS`` refused, ``PLUGINS`` (and the entry
+    points ``also``) loaded by name, then our results plugin and ``modules``."""
+    blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")]
+    ours = [arg for module in ("autograd_kata.core.results", *modules) for arg in ("-p", module)]
+    return blocked + needed_plugins((*PLUGINS, *also)) + ours
 
 
 def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None) -> list[str]:
     files = [s.test_file for s in stages]
-    blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")] + needed_plugins()
     root = Path(root or ".")
     config = [f"--rootdir={root}"]
     if (root / "pyproject.toml").is_file():  # named, so a stray pytest.ini or tox.ini does not win
         config[:0] = ["-c", str(root / "pyproject.toml")]
     return [sys.executable, "-m", "pytest", *files, f"--impl={impl}", "-q", "--no-header", "-rN",
-            *config, *blocked, "-p", "autograd_kata.core.results", f"--kata-results={results}", *extra]
+            *config, *plugin_args(), f"--kata-results={results}", *extra]
 
 
 def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[int, StageResult]:
