@@ -31,8 +31,8 @@ import pytest
 from autograd_kata.classroom import jail
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.classroom.release import source_files
-from autograd_kata.core.build import stub_source
-from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.manifest import STAGES
+from kit import stub
 
 pytestmark = [pytest.mark.timeout(600),
               pytest.mark.skipif(not jail.isolation()[0],
@@ -43,11 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = sysconfig.get_paths()["purelib"]
 POISON = Path(SITE) / "zz_kata_attack.pth"
 TMP = tempfile.gettempdir()
-
-
-def stub(n: int) -> str:
-    s = stage(n)
-    return stub_source((ROOT / s.source("solutions")).read_text(encoding="utf-8"), s)
 
 
 def on_stub(n: int, attack: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -14,27 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.build import strip_markers, stub_source
 from autograd_kata.classroom.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.core.manifest import STAGES, stage
-from autograd_kata.classroom.release import scan, source_files
+from autograd_kata.classroom.release import scan
+from kit import clone, reference, run, stub
 
 # whole gradings take seconds each: lift the stage tests' 10 s limit for these tool tests
 pytestmark = pytest.mark.timeout(240)
 
 ROOT = Path(__file__).resolve().parent.parent
 TOTAL = sum(s.points for s in STAGES)
-
-
-def reference(n) -> str:
-    s = stage(n)
-    return strip_markers((ROOT / s.source("solutions")).read_text(encoding="utf-8"))
-
-
-def stub(n) -> str:
-    s = stage(n)
-    return stub_source((ROOT / s.source("solutions")).read_text(encoding="utf-8"), s)
 
 
 def submission(folder: Path, overrides=None, default=reference, flat=False) -> Path:
@@ -49,21 +38,6 @@ def submission(folder: Path, overrides=None, default=reference, flat=False) -> P
 
 def by_stage(report: Report):
     return {g.stage.number: g for g in report.stages}
-
-
-def clone(dest: Path) -> Path:
-    """A throwaway copy of the maintainers' repository (no .git: the walk path)."""
-    for name in source_files(ROOT) + [str(p.relative_to(ROOT)) for p in (ROOT / "solutions").glob("*.py")]:
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def run(args, cwd, env=None, timeout=120):
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
-                          env={**os.environ, "KATA_IMPL": "", **(env or {})})
 
 
 # --- grading -------------------------------------------------------------------

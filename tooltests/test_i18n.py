@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata import cli
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES
 from autograd_kata.learner.commands import parse_hints
 from autograd_kata.pictures import explore
+from kit import run_kata
 
 ROOT = Path(__file__).resolve().parent.parent
 LANG_VARS = ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
@@ -275,12 +275,6 @@ def kata_copy(tmp_path):
         (tmp_path / name).mkdir()
     shutil.copytree(ROOT / "hints", tmp_path / "hints")
     return tmp_path
-
-
-def run_kata(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("s", STAGES, ids=lambda s: s.module)

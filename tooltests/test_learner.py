@@ -20,6 +20,7 @@ from autograd_kata import cli
 from autograd_kata.core import state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
+from kit import run_kata
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,11 +85,6 @@ def kata(template, tmp_path, monkeypatch):
     return root
 
 
-def run_kata(capsys, *argv):
-    """``kata argv`` in this process: (exit code, stdout, stderr)."""
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def solve(root, n, change=None):

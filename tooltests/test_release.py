@@ -26,45 +26,19 @@ from autograd_kata.classroom.release import (
     release,
     scan,
     sha256,
-    source_files,
     student_pyproject,
     student_readme,
 )
 from autograd_kata.cli import AUDIENCE, NOT_IN_A_STUDENT_COPY
-from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions, strip_markers, stub_source
+from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions
 from autograd_kata.core.manifest import RELEASE_FILE, STAGES, impl_problem, stage, student_role
 from autograd_kata.core.state import pristine_stub
+from kit import clone, reference, run, stub
 
 pytestmark = pytest.mark.timeout(600)  # a fresh venv and pip install take a while on two busy cores
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER_COMMANDS = ("status", "check", "hint", "diff", "reset", "watch", "graph", "explore", "train")
-
-
-def reference(n) -> str:
-    s = stage(n)
-    return strip_markers((ROOT / s.source("solutions")).read_text(encoding="utf-8"))
-
-
-def stub(n) -> str:
-    s = stage(n)
-    return stub_source((ROOT / s.source("solutions")).read_text(encoding="utf-8"), s)
-
-
-def clone(dest: Path) -> Path:
-    """A throwaway copy of the maintainers' repository (no .git: the walk path)."""
-    names = source_files(ROOT) + [p.relative_to(ROOT).as_posix() for p in (ROOT / "solutions").glob("*.py")]
-    for name in names + ["reference/engine.py"]:
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def run(args, cwd, env=None, timeout=300):
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
-                          env={**os.environ, "KATA_IMPL": "", **(env or {})})
 
 
 @pytest.fixture(scope="module")

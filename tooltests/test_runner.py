@@ -18,7 +18,8 @@ import pytest
 from autograd_kata import cli
 from autograd_kata.core import explain, runner, state
 from autograd_kata.core.build import strip_markers
-from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.manifest import stage
+from kit import run_kata
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "PYTEST_ADDOPTS",
@@ -38,12 +39,6 @@ def kata(tmp_path, monkeypatch):
     for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     return root
-
-
-def run_kata(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def kata_child(root, *argv, env=None, **kwargs):

@@ -1,0 +1,51 @@
+"""Helpers the tool tests share: the repository, its stage modules, a throwaway
+copy of it, and running ``kata`` in this process or a command in a child."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from autograd_kata.classroom.release import source_files
+from autograd_kata.core.build import strip_markers, stub_source
+from autograd_kata.core.manifest import stage
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def reference(n: int) -> str:
+    """Stage n's reference module as a learner would have written it (no markers)."""
+    s = stage(n)
+    return strip_markers((ROOT / s.source("solutions")).read_text(encoding="utf-8"))
+
+
+def stub(n: int) -> str:
+    """Stage n's untouched stub, as `kata build` writes it."""
+    s = stage(n)
+    return stub_source((ROOT / s.source("solutions")).read_text(encoding="utf-8"), s)
+
+
+def clone(dest: Path) -> Path:
+    """A throwaway copy of the maintainers' repository (no .git: the walk path)."""
+    names = source_files(ROOT) + [p.relative_to(ROOT).as_posix() for p in (ROOT / "solutions").glob("*.py")]
+    for name in names + ["reference/engine.py"]:
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def run(args, cwd, env=None, timeout=300):
+    """A command in a child process, with no KATA_IMPL of the caller's."""
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+                          env={**os.environ, "KATA_IMPL": "", **(env or {})})
+
+
+def run_kata(capsys, *argv):
+    """``kata argv`` in this process: (exit code, stdout, stderr)."""
+    from autograd_kata import cli
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
