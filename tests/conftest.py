@@ -1,14 +1,12 @@
-"""The language of the failure messages; property tests (marker ``properties``) and their Hypothesis profile.
+"""The language of the failure messages; which runs include the property tests (marker ``properties``).
 
 The fixed examples of each stage are the lesson; the property tests are a net
 under them: random expression graphs from the stage's operations, every
 gradient compared with central differences (tests/graphs.py).
 
-* By default the examples are the same on every run (``derandomize=True``, no
-  example database): a learner never sees a test pass, then fail unchanged.
-* With ``KATA_HIDDEN_SEED`` set (grading), the examples come from that seed
-  (derandomize off), so a submission meets examples its author could not
-  read in advance.
+* Their examples are the same on every run, or with ``KATA_HIDDEN_SEED`` set
+  (grading) come from that seed: the Hypothesis profile in ``graphs.hypothesis()``,
+  which imports Hypothesis only when a property test runs.
 * They cost more than the 0.2 s a stage's learner run may spend on them, so
   the learner's default run deselects them; they run with ``-m properties``
   (CI runs them on the reference) or whenever ``KATA_HIDDEN_SEED`` is set.
@@ -30,21 +28,6 @@ NOTICE = io.StringIO()
 i18n.setup(stream=sys.__stdout__ or sys.stdout, notice=NOTICE)
 
 HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
-
-try:
-    from hypothesis import HealthCheck, Phase, settings
-except ImportError:  # tests/graphs.py then makes the property tests skip
-    pass
-else:
-    # no shrinking: a wrong engine is reported at its first failing example, in well under the
-    # per-test time limit (the generator starts small, so that example is small too)
-    COMMON = dict(database=None, deadline=None, max_examples=40, print_blob=False,
-                  phases=[Phase.explicit, Phase.reuse, Phase.generate],
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors,
-                                         HealthCheck.function_scoped_fixture])
-    settings.register_profile("kata", derandomize=True, **COMMON)
-    settings.register_profile("kata-hidden", derandomize=False, **COMMON)
-    settings.load_profile("kata-hidden" if HIDDEN else "kata")
 
 
 def pytest_sessionstart(session):

@@ -24,20 +24,48 @@ import os
 
 from autograd_kata.core.i18n import t
 
-try:
-    from hypothesis import given, seed, strategies as st
-except ImportError:  # an old environment: the property tests skip, the fixed examples still run
-    given = seed = None
+HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
+_PROFILES = []  # the profiles are registered once per process
 
-    class _Strategies:
-        """Enough of hypothesis.strategies for this module and the test modules to import."""
-        def composite(self, fn):
-            return lambda *args, **kwargs: None
 
-        def __getattr__(self, name):
-            return lambda *args, **kwargs: None
+def hypothesis():
+    """Hypothesis with the kata's profile loaded, imported when a property test first runs:
+    a learner's default run deselects them and does not pay a third of a second to import it.
+    None in an old environment without it (the property tests skip, the examples still run).
 
-    st = _Strategies()
+    * By default the examples are the same on every run (``derandomize=True``, no example
+      database): a learner never sees a test pass, then fail unchanged.
+    * With ``KATA_HIDDEN_SEED`` set (grading), the examples come from that seed (derandomize
+      off), so a submission meets examples its author could not read in advance.
+    * No shrinking: a wrong engine is reported at its first failing example, in well under
+      the per-test time limit (the generator starts small, so that example is small too)."""
+    try:
+        import hypothesis as found
+        from hypothesis import HealthCheck, Phase, settings
+    except ImportError:
+        return None
+    if not _PROFILES:
+        common = dict(database=None, deadline=None, max_examples=40, print_blob=False,
+                      phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors,
+                                             HealthCheck.function_scoped_fixture])
+        settings.register_profile("kata", derandomize=True, **common)
+        settings.register_profile("kata-hidden", derandomize=False, **common)
+        settings.load_profile("kata-hidden" if HIDDEN else "kata")
+        _PROFILES.append(True)
+    return found
+
+
+class _NoStrategies:
+    """Stands in for hypothesis.strategies where Hypothesis is missing: for_all skips."""
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def strategies():
+    """hypothesis.strategies, imported on first use (see ``hypothesis()``)."""
+    found = hypothesis()
+    return _NoStrategies() if found is None else found.strategies
 
 
 #: the operations each stage adds; a stage uses its own and every earlier one
@@ -93,43 +121,51 @@ def smooth(op, xs, const) -> bool:
     return True
 
 
-@st.composite
-def graphs(draw, ops, reuse, max_depth=4):
-    """A list of steps ``(op, args, const)``; ``("leaf", (), value)`` steps are the inputs."""
-    steps, values, used = [], [], []
+def graphs(ops, reuse, max_depth=4):
+    """A list of steps ``(op, args, const)``; ``("leaf", (), value)`` steps are the inputs.
+    A Hypothesis strategy (None without Hypothesis)."""
+    st = strategies()
+    if isinstance(st, _NoStrategies):
+        return None
 
-    def add(step, value):
-        steps.append(step)
-        values.append(value)
-        used.append(0)
-        return len(steps) - 1
+    @st.composite
+    def steps_of_a_graph(draw):
+        steps, values, used = [], [], []
 
-    def leaf():
-        return add(("leaf", (), draw(st.integers(-20, 20)) / 10), None)
+        def add(step, value):
+            steps.append(step)
+            values.append(value)
+            used.append(0)
+            return len(steps) - 1
 
-    def node(depth):
-        if reuse and steps and draw(st.integers(0, 3)) == 0:
-            return draw(st.integers(0, len(steps) - 1))  # an earlier step, used once more
-        if depth == 0 or draw(st.integers(0, 3)) == 0:
-            return leaf()
-        op = draw(st.sampled_from(ops))
-        args = (node(depth - 1),) if op in UNARY else (node(depth - 1), node(depth - 1))
-        const = draw(st.sampled_from(EXPONENTS if op == "pow" else CONSTANTS))
-        xs = [value_of(a) for a in args]
-        if not smooth(op, xs, const):
-            return args[0] if op in UNARY else add(("mul", args, None), xs[0] * xs[1])
-        out = apply(op, xs, const)
-        if abs(out) > BIG:
-            return args[0]
-        return add((op, args, const), out)
+        def leaf():
+            return add(("leaf", (), draw(st.integers(-20, 20)) / 10), None)
 
-    def value_of(i):
-        return steps[i][2] if steps[i][0] == "leaf" else values[i]
+        def node(depth):
+            if reuse and steps and draw(st.integers(0, 3)) == 0:
+                return draw(st.integers(0, len(steps) - 1))  # an earlier step, used once more
+            if depth == 0 or draw(st.integers(0, 3)) == 0:
+                return leaf()
+            op = draw(st.sampled_from(ops))
+            args = (node(depth - 1),) if op in UNARY else (node(depth - 1), node(depth - 1))
+            const = draw(st.sampled_from(EXPONENTS if op == "pow" else CONSTANTS))
+            xs = [value_of(a) for a in args]
+            if not smooth(op, xs, const):
+                return args[0] if op in UNARY else add(("mul", args, None), xs[0] * xs[1])
+            out = apply(op, xs, const)
+            if abs(out) > BIG:
+                return args[0]
+            return add((op, args, const), out)
 
-    root = node(max_depth)
-    if root != len(steps) - 1:  # the root must be the last step
-        steps.append(("add_n", (root,), 0.5))
-    return steps
+        def value_of(i):
+            return steps[i][2] if steps[i][0] == "leaf" else values[i]
+
+        root = node(max_depth)
+        if root != len(steps) - 1:  # the root must be the last step
+            steps.append(("add_n", (root,), 0.5))
+        return steps
+
+    return steps_of_a_graph()
 
 
 def evaluate(steps, bump=None):
@@ -197,20 +233,22 @@ def for_all(first, strategy, check):
 
     ``first`` is a small fixed example: a stub that is not written yet, or an engine that is
     plainly wrong, fails there at once, before Hypothesis starts.  Under grading
-    (KATA_HIDDEN_SEED set) the examples come from that seed; otherwise the profile chosen in
-    tests/conftest.py makes them the same on every run."""
+    (KATA_HIDDEN_SEED set) the examples come from that seed; otherwise the profile loaded by
+    ``hypothesis()`` makes them the same on every run."""
     import pytest
 
     check(first)
-    if given is None:
+    found = hypothesis()
+    if found is None:
         pytest.skip(t("props.no_hypothesis"))
+    given, seed = found.given, found.seed
 
+    # derandomized, Hypothesis seeds from this function's source: an edit here changes the examples
     @given(strategy)
     def every(example):
         check(example)
 
-    hidden = os.environ.get("KATA_HIDDEN_SEED")
-    (seed(int(hidden))(every) if hidden else every)()
+    (seed(int(HIDDEN))(every) if HIDDEN else every)()
 
 
 #: a small graph every stage can build: (x0 + x1) * x2

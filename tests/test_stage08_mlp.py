@@ -29,7 +29,7 @@ import pytest
 
 from autograd_kata.core.i18n import t
 from expect import Expect, close, in_engine, show
-from graphs import for_all, st
+from graphs import for_all, strategies
 
 expect = Expect(stage=8)
 
@@ -331,6 +331,7 @@ def forward(layers, x):
 @pytest.mark.properties
 def test_random_networks_match_central_differences(engine):
     """Random MLPs: every weight's and bias's grad of the summed outputs against central differences."""
+    st = strategies()
     shapes = st.tuples(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=1, max_size=3),
                        st.integers(0, 10_000), st.lists(st.integers(-20, 20), min_size=3, max_size=3))
     for_all((2, [2, 1], 0, [5, -3, 0]), shapes, lambda shape: expect_network_gradients(engine, *shape))
