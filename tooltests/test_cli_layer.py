@@ -250,3 +250,24 @@ def test_a_student_copys_kata_refuses_grade_and_the_instructor_entry_offers_it(t
     assert "student copy" in capsys.readouterr().err
     assert cli.main(["grade", "--stage", "99"], audiences=("learners", "instructors")) == 2
     assert capsys.readouterr().err == "kata grade: no stage '99'; the stages are 1, 2, 3, 4, 5, 6, 7, 8\n"
+
+
+# --- a bug found on the way ----------------------------------------------------------------
+
+def test_a_hint_file_without_a_title_line_gets_the_stage_title(tmp_path, monkeypatch, capsys):
+    """The hint's heading once shadowed the function ``title``: a hint file whose first
+    line is empty crashed with TypeError instead of showing the stage's title."""
+    from autograd_kata.core.manifest import stage
+    from autograd_kata.learner.feedback import title
+    for name in ("exercises", "tests"):
+        (tmp_path / name).mkdir()
+    hint = tmp_path / stage(1).hint_file("en")
+    hint.parent.mkdir(parents=True)
+    hint.write_text("\n## Level 1 - why\n\nbecause\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KATA_LANG", "en")
+    monkeypatch.setenv("NO_COLOR", "1")
+    i18n.reset()
+    assert cli.main(["hint", "1", "--level", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == i18n.t("hint.title", n=1, title=title(stage(1))) and "because" in out
