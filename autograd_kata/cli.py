@@ -1,54 +1,182 @@
-"""The ``kata`` command.  Each command module registers its own subcommands.
+"""The ``kata`` command: argparse, printing of errors and exit codes, in one place.
 
-Layering, bottom to top: ``manifest`` (the stage list) <- ``build`` (stubs,
-backups) <- ``runner`` (pytest in a subprocess) <- the command modules below.
-Command modules keep their top-level imports light: ``kata --help`` must start
-fast, so heavy imports happen inside the handlers.
+``COMMANDS`` below is the one table of commands (as rustlings' info.toml drives
+its CLI): per command its name, its audience, its handler as a lazy
+``"module:function"`` string, its arguments, and the catalogue ids of every help
+text.  Adding a command is one entry here, its texts in ``locales/*.po`` and a
+plain function in its audience's package.
+
+A handler takes the parsed values as keyword arguments (named by each argument's
+``dest``), returns an exit status, and raises ``core.errors.Refusal`` when it
+cannot go on: ``main`` alone prints ``kata: <message>`` on stderr and returns its
+code.  Only the chosen command's handler module is imported, and only its parser
+is filled in (description, arguments), so ``kata --help`` stays fast.
+
+Layering, bottom to top: ``core`` <- one subpackage per audience (``learner``,
+``classroom``, ``pictures``, ``maintainer``) <- this module (tooltests/test_imports.py).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from dataclasses import dataclass, field
 
 from autograd_kata import __version__
-from autograd_kata.core import i18n
+from autograd_kata.core import i18n, manifest
+from autograd_kata.core.errors import Refusal
+from autograd_kata.core.term import tolerant_output
 
-COMMAND_MODULES = (
-    "autograd_kata.learner.commands",    # status, check, hint, diff, reset, watch
-    "autograd_kata.core.build",      # build
-    "autograd_kata.maintainer.verify",     # verify
-    "autograd_kata.classroom.commands",  # release, grade
-    "autograd_kata.pictures.commands",   # graph, explore, train
-    "autograd_kata.maintainer.mutation",   # mutate
-)
-# Who each module's commands are for.  A student copy (kata release) registers
-# the learners' commands only, so its `kata --help` lists nothing it cannot use.
-AUDIENCE = {
-    "autograd_kata.learner.commands": "learners",
-    "autograd_kata.pictures.commands": "learners",
-    "autograd_kata.core.build": "maintainers",
-    "autograd_kata.maintainer.verify": "maintainers",
-    "autograd_kata.maintainer.mutation": "maintainers",
-    "autograd_kata.classroom.commands": "instructors",
-}
+AUDIENCES = ("learners", "instructors", "maintainers")
+
+
+@dataclass(frozen=True)
+class From:
+    """A value read from ``"module:NAME"`` only when its command's parser is built."""
+    spec: str
+
+    def get(self):
+        module, _, name = self.spec.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument: argparse's own keywords, but ``help`` is a catalogue id."""
+    flags: tuple[str, ...]
+    help: str | None = None
+    options: dict = field(default_factory=dict)
+
+
+def arg(*flags: str, help: str | None = None, **options) -> Arg:
+    return Arg(flags, help, options)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``kata`` command.  Help ids default to ``help.<name>`` (the line in
+    ``kata --help``) and ``help.<name>.desc`` (the text of ``kata <name> --help``);
+    every help text is formatted with ``valid``/``last`` (the stages), ``choices``
+    (an argument's choices) and what ``fields`` (a ``From``) returns."""
+    name: str
+    audience: str                # learners, instructors or maintainers
+    handler: str                 # "module:function", imported only when the command runs
+    args: tuple[Arg, ...] = ()
+    help: str = ""
+    description: str = ""
+    epilog: str = ""             # a catalogue id
+    raw: bool = False            # keep the description's own line breaks
+    fields: From | None = None   # computed {fields} of the help texts
+
+    @property
+    def help_id(self) -> str:
+        return self.help or f"help.{self.name}"
+
+    @property
+    def description_id(self) -> str:
+        return self.description or f"help.{self.name}.desc"
+
+
+STAGE = arg("stage", metavar="N", help="help.stage")
+STAGE_OR_NEXT = arg("stage", nargs="?", metavar="N", help="help.stage_default")
+LEARNER = "autograd_kata.learner.commands"
+PICTURES = "autograd_kata.pictures.commands"
+CLASSROOM = "autograd_kata.classroom.commands"
+PICTURE_FIELDS = From(f"{PICTURES}:help_fields")
+
+# The order is the order of `kata --help`.
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("status", "learners", f"{LEARNER}:status"),
+    Command("check", "learners", f"{LEARNER}:check", (
+        STAGE_OR_NEXT,
+        arg("--all", dest="everything", action="store_true", help="help.check.all"))),
+    Command("hint", "learners", f"{LEARNER}:hint", (
+        STAGE_OR_NEXT,
+        arg("--level", type=int, choices=From(f"{LEARNER}:LEVELS"), help="help.hint.level"))),
+    Command("diff", "learners", f"{LEARNER}:diff", (
+        STAGE,
+        arg("--reveal", action="store_true", help="help.diff.reveal"),
+        arg("--previous", action="store_true", help="help.diff.previous"))),
+    Command("reset", "learners", f"{LEARNER}:reset", (
+        STAGE,
+        arg("--yes", "-y", action="store_true", help="help.reset.yes"))),
+    Command("watch", "learners", f"{LEARNER}:watch", (
+        STAGE_OR_NEXT,
+        arg("--poll", action="store_true", help="help.watch.poll"))),
+    Command("build", "maintainers", "autograd_kata.core.build:build_command", (
+        arg("--check", action="store_true", help="help.build.check"),)),
+    Command("verify", "maintainers", "autograd_kata.maintainer.verify:verify_command", (
+        arg("--mutation", action="store_true", help="help.verify.mutation"),)),
+    Command("release", "instructors", f"{CLASSROOM}:release", (
+        arg("folder", metavar="DIR"),
+        arg("--with-diff", action="store_true", help="help.release.with_diff"))),
+    Command("grade", "instructors", f"{CLASSROOM}:grade", (
+        arg("--submission", metavar="DIR", help="help.grade.submission"),
+        arg("--format", dest="fmt", choices=From("autograd_kata.classroom.grade:FORMATS"), default="text",
+            help="help.grade.format"),
+        arg("--out", metavar="PATH", help="help.grade.out"),
+        arg("--stage", dest="stages", action="append", metavar="N", help="help.grade.stage"),
+        arg("--stage-timeout", type=float, default=30.0, metavar="SECONDS", help="help.grade.stage_timeout"),
+        arg("--jobs", type=int, default=None, metavar="N", help="help.grade.jobs"),
+        arg("--class", dest="class_dir", metavar="DIR", help="help.grade.class"),
+        arg("--tests-from", metavar="DIR", help="help.grade.tests_from"),
+        arg("--autograder", metavar="ZIP", help="help.grade.autograder")),
+        raw=True, fields=From(f"{CLASSROOM}:help_fields")),
+    Command("autograder", "instructors", f"{CLASSROOM}:autograder", (
+        arg("zip_path", metavar="ZIP"),)),
+    Command("graph", "learners", f"{PICTURES}:graph_command", (
+        arg("--expr", metavar="EXPR", help="help.graph.expr"),
+        arg("--set", dest="sets", metavar="NAME=NUMBER", action="append", default=[], help="help.graph.set"),
+        arg("--stage", default=manifest.STAGES[-1].number, metavar="N", help="help.graph.stage"),
+        arg("--impl", choices=manifest.IMPLS, default="exercises", help="help.graph.impl"),
+        arg("--out", metavar="FILE", help="help.graph.out"),
+        arg("--no-backward", action="store_true", help="help.graph.no_backward"),
+        arg("--open", dest="open_it", action="store_true", help="help.graph.open")),
+        epilog="help.graph.epilog", raw=True, fields=PICTURE_FIELDS),
+    Command("explore", "learners", f"{PICTURES}:explore_command", (
+        arg("--out", metavar="FILE.html", help="help.explore.out"),
+        arg("--fn", choices=From("autograd_kata.pictures.explore:FUNCTIONS"), default="tanh",
+            help="help.explore.fn"),
+        arg("--x", type=float, default=0.5, help="help.explore.x"),
+        arg("--no-open", action="store_true", help="help.explore.no_open")),
+        raw=True),
+    Command("train", "learners", f"{PICTURES}:train_command", (
+        arg("--impl", choices=manifest.IMPLS, default="exercises", help="help.train.impl"),
+        arg("--out", metavar="FILE.png", help="help.train.out"),
+        arg("--steps", type=int, default=200, help="help.train.steps"),
+        arg("--points", type=int, default=80, help="help.train.points"),
+        arg("--batch", type=int, default=16, help="help.train.batch"),
+        arg("--lr", type=float, default=0.2, help="help.train.lr"),
+        arg("--noise", type=float, default=0.1, help="help.train.noise"),
+        arg("--seed", type=int, default=0, help="help.train.seed"),
+        arg("--no-zero-grad", action="store_true", help="help.train.no_zero_grad")),
+        raw=True, fields=PICTURE_FIELDS),
+    Command("mutate", "maintainers", "autograd_kata.maintainer.mutation:mutate_command", (
+        arg("--max-children", type=int, default=min(2, os.cpu_count() or 1), help="help.mutate.max_children"),)),
+)}
+
+# Who each command is for.  A student copy (kata release) offers the learners'
+# commands only, so its `kata --help` lists nothing it cannot use.
+AUDIENCE = {name: c.audience for name, c in COMMANDS.items()}
 # the commands a student copy leaves out, for a one-line answer instead of argparse's error
-NOT_IN_A_STUDENT_COPY = {"build": "maintainers", "verify": "maintainers", "mutate": "maintainers",
-                         "release": "instructors", "grade": "instructors", "autograder": "instructors"}
+NOT_IN_A_STUDENT_COPY = {name: who for name, who in AUDIENCE.items() if who != "learners"}
 
 
 def _student_copy() -> bool:
-    from autograd_kata.core.manifest import find_root, is_student_copy
     try:
-        return is_student_copy(find_root())
+        return manifest.is_student_copy(manifest.find_root())
     except LookupError:  # no kata around: show everything
         return False
 
 
+def audiences_here() -> tuple[str, ...]:
+    return ("learners",) if _student_copy() else AUDIENCES
+
+
 def _warn_if_another_kata() -> None:
-    from autograd_kata.core.manifest import find_root, package_mismatch
     try:
-        problem = package_mismatch(find_root())
+        problem = manifest.package_mismatch(manifest.find_root())
     except LookupError:
         return
     if problem:
@@ -58,9 +186,9 @@ def _warn_if_another_kata() -> None:
 def _lang_in(argv) -> str | None:
     """The value of `--lang X` / `--lang=X` anywhere in argv, if it names a language
     (a wrong one is left for argparse to refuse, in the default language)."""
-    for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else (
-            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
+    for i, word in enumerate(argv):
+        value = argv[i + 1] if word == "--lang" and i + 1 < len(argv) else (
+            word.split("=", 1)[1] if word.startswith("--lang=") else None)
         if value is not None:
             try:
                 return i18n.current_language(value)
@@ -69,57 +197,88 @@ def _lang_in(argv) -> str | None:
     return None
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="kata",
-        description=i18n.t("help.kata"),
-    )
+def _command_in(argv) -> str | None:
+    """The command's name: the first word that is not an option (nor --lang's value)."""
+    after_lang = False
+    for word in argv:
+        if not after_lang and not word.startswith("-"):
+            return word
+        after_lang = word == "--lang"
+    return None
+
+
+def _fill(p: argparse.ArgumentParser, command: Command) -> None:
+    """Give the chosen command's parser its texts and arguments."""
+    fields = {"valid": ", ".join(str(s.number) for s in manifest.STAGES), "last": manifest.STAGES[-1].number,
+              **(command.fields.get()() if command.fields else {})}
+    p.description = i18n.t(command.description_id, **fields)
+    if command.epilog:
+        p.epilog = i18n.t(command.epilog, **fields)
+    if command.raw:
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
+    for a in command.args:
+        options = {key: value.get() if isinstance(value, From) else value for key, value in a.options.items()}
+        if a.help:
+            choices = ", ".join(map(str, options.get("choices", ())))
+            options["help"] = i18n.t(a.help, **fields, choices=choices)
+        p.add_argument(*a.flags, **options)
+
+
+def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
+    audiences = audiences or audiences_here()
+    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"))
     p.add_argument("--version", action="version", version=f"kata {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    student = _student_copy()
-    for name in COMMAND_MODULES:
-        if student and AUDIENCE[name] != "learners":
-            continue
-        importlib.import_module(name).register(sub)
     # One language setting for every command, before or after its name (SUPPRESS:
-    # a subcommand that was not given --lang must not erase `kata --lang ja ...`).
+    # a command that was not given --lang must not erase `kata --lang ja ...`).
     langs = i18n.languages()
     lang = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
-                help=i18n.t("help.lang", langs=", ".join(langs)))
-    for command in (p, *sub.choices.values()):
-        if "--lang" not in command._option_string_actions:
-            command.add_argument("--lang", **lang)
+                help=i18n.t("help.lang", choices=", ".join(langs)))
+    for c in COMMANDS.values():
+        if c.audience in audiences:
+            one = sub.add_parser(c.name, help=i18n.t(c.help_id))
+            if c.name == command:
+                _fill(one, c)
+            one.add_argument("--lang", **lang)
+    p.add_argument("--lang", **lang)
     return p
 
 
-def main(argv=None) -> int:
+def run(command: str, values: dict) -> int:
+    """Import ``command``'s handler and call it with the parsed values."""
+    module, _, name = COMMANDS[command].handler.partition(":")
+    return getattr(importlib.import_module(module), name)(**values) or 0
+
+
+def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
+    """``kata argv``: the exit status.  ``audiences`` (default: the learners' only in
+    a student copy, else everyone's) are the commands offered."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # the language first: the parser's help texts come from the catalogue
     i18n.setup(_lang_in(argv))  # --lang, else KATA_LANG, else the locale; English if unshowable
-    if argv and argv[0] in NOT_IN_A_STUDENT_COPY and _student_copy():
-        who = i18n.t(f"cli.audience.{NOT_IN_A_STUDENT_COPY[argv[0]]}")
-        print(i18n.t("cli.not_in_student_copy", command=argv[0], who=who), file=sys.stderr)
+    audiences = audiences or audiences_here()
+    name = _command_in(argv)
+    if name in COMMANDS and AUDIENCE[name] not in audiences:
+        who = i18n.t(f"cli.audience.{AUDIENCE[name]}")
+        print(i18n.t("cli.not_in_student_copy", command=name, who=who), file=sys.stderr)
         return 2
     _warn_if_another_kata()
-    p = parser()
-    args = p.parse_args(argv)
-    if not getattr(args, "func", None):
+    args = parser(name, audiences).parse_args(argv)
+    if args.command is None:
         # `kata` alone, or with options only (`kata --lang ja`), means `kata status`
-        args = p.parse_args([*argv, "status"])
-    if not getattr(args, "func", None):
-        p.print_help()
-        return 2
+        argv.append("status")
+        args = parser("status", audiences).parse_args(argv)
+    values = {key: value for key, value in vars(args).items() if key not in ("command", "lang")}
+    tolerant_output()
     try:
-        return args.func(args) or 0
+        return run(args.command, values)
+    except Refusal as refusal:  # manifest.KataNotFound too: run outside a kata checkout
+        print(refusal.line(), file=sys.stderr, flush=True)
+        return refusal.code
     except KeyboardInterrupt:
         print("\n" + i18n.t("cli.interrupted"), file=sys.stderr)
         return 130
-    except LookupError as error:  # manifest.KataNotFound: run outside a kata checkout
-        from autograd_kata.core.manifest import KataNotFound
-        if not isinstance(error, KataNotFound):
-            raise
-        print(f"kata: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         return 0
 

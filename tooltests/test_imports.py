@@ -1,6 +1,6 @@
 """The package's layers, read from its imports: no cycle, and no upward import.
 
-    cli.py, __main__.py                       on top: may import anything
+    cli.py, __main__.py, instructor.py        on top: may import anything
     learner/ classroom/ pictures/ maintainer/ one subpackage per audience: core only
     core/                                     at the bottom: nothing above it
 
@@ -95,6 +95,7 @@ def test_the_walk_sees_the_layers():
     assert "autograd_kata.core.manifest" in g and "autograd_kata.cli" in g
     assert "autograd_kata.core.manifest" in g["autograd_kata.core.build"]
     assert "autograd_kata.cli" in g["autograd_kata.__main__"]
+    assert "autograd_kata.cli" in g["autograd_kata.instructor"] and layer("autograd_kata.instructor")[0] == 3
     assert layer("autograd_kata.core.build")[0] < layer("autograd_kata.learner.commands")[0] \
         < layer("autograd_kata.cli")[0]
 
@@ -165,3 +166,11 @@ def test_the_package_has_no_import_cycle():
 def test_known_cycles(group):
     if list(group) in cycles(graph()):
         pytest.xfail(KNOWN_CYCLES[group])  # once fixed this passes; then drop the entry
+
+
+def test_nothing_below_the_top_imports_the_cli_layer():
+    """classroom/ runs the Classroom workflow's grading through autograd_kata.instructor,
+    never by importing cli.py (a command module knows no parser)."""
+    top = {"autograd_kata.cli", "autograd_kata.__main__", "autograd_kata.instructor"}
+    below = {name: sorted(targets & top) for name, targets in graph().items() if name not in top}
+    assert {name: found for name, found in below.items() if found} == {}

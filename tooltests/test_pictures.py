@@ -11,7 +11,6 @@ Needs, beyond the core install (skipped, with the reason, when missing):
 """
 from __future__ import annotations
 
-import argparse
 import html
 import importlib
 import io
@@ -25,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from autograd_kata import cli
 from autograd_kata.pictures import explore
 
 from autograd_kata.pictures import graph
 
-from autograd_kata.pictures import commands as pictures
 from autograd_kata.pictures import train as trainer
 from pictures_png import colours, read_png
 
@@ -40,10 +39,7 @@ needs_dot = pytest.mark.skipif(not graph.find_dot(), reason="Graphviz's dot is n
 
 def run_cli(*argv) -> int:
     """Run one of the picture commands the way kata/cli.py does."""
-    parser = argparse.ArgumentParser(prog="kata")
-    pictures.register(parser.add_subparsers())
-    args = parser.parse_args([str(a) for a in argv])
-    return args.func(args)
+    return cli.main([str(a) for a in argv])
 
 
 def article_graph(module=REF, backward=True):

@@ -294,7 +294,7 @@ class _Region:
 
 def solution_regions(root: Path) -> list[_Region]:
     """Every solution region of every stage, normalized for the scan."""
-    from autograd_kata.core.build import _owner, regions
+    from autograd_kata.core.build import owner_of, regions
 
     found = []
     for s in STAGES:
@@ -306,7 +306,7 @@ def solution_regions(root: Path) -> list[_Region]:
             if len(key.replace("\n", "")) < MIN_LEAK:
                 continue
             first = next((ln.strip() for ln in r.text.splitlines() if ln.strip()), "")
-            owner = _owner(lines, r.start)
+            owner = owner_of(lines, r.start)
             found.append(_Region(s, owner, first[:60], key))
     return found
 

@@ -64,7 +64,7 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _owner(lines: list[str], index: int) -> str:
+def owner_of(lines: list[str], index: int) -> str:
     """The dotted name of the function (and class) that encloses line ``index``."""
     names, limit = [], len(_indent(lines[index]))
     for line in reversed(lines[:index]):
@@ -91,7 +91,7 @@ def regions(source: str, stage: Stage, filename: str = "<solution>") -> list[Reg
         elif mark == END:
             if begin is None:
                 raise MarkerError(f"{filename}:{i + 1}: {END} without a {BEGIN}")
-            what = _owner(lines, begin)
+            what = owner_of(lines, begin)
             part = owners.count(what) + 1
             owners.append(what)
             if part == 1:
@@ -342,16 +342,7 @@ def build(root: Path, check: bool = False, out=print) -> int:
     return 0
 
 
-def _command(args) -> int:
+def build_command(check: bool = False) -> int:
+    """``kata build [--check]``."""
     from autograd_kata.core.manifest import find_root
-    return build(find_root(), check=args.check)
-
-
-def register(sub) -> None:
-    p = sub.add_parser("build", help="write solutions/ and exercises/ from reference/engine.py",
-                       description="Cut solutions/ (the reference) and exercises/ (the stubs) out of the one "
-                                   "engine source, reference/engine.py. "
-                                   "A learner's changed file is saved to .kata/backups/ before it is replaced.")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming every file of solutions/ or exercises/ that differs")
-    p.set_defaults(func=_command)
+    return build(find_root(), check=check)

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 
 LANGS = ("en", "ja")
@@ -162,8 +163,11 @@ def stage_of_module(module: str) -> Stage | None:
     return None
 
 
-class KataNotFound(LookupError):
-    """No kata checkout around the working directory."""
+class KataNotFound(Refusal, LookupError):
+    """No kata checkout around the working directory (exit code 2)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, code=2)
 
 
 def find_root(start: str | os.PathLike | None = None) -> Path:

@@ -30,3 +30,12 @@ def cursor_ok(stream=None) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def tolerant_output() -> None:
+    """A character the terminal cannot encode becomes '?' instead of a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError, OSError):
+            pass

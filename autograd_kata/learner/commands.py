@@ -1,6 +1,8 @@
 """The learner's commands: ``status``, ``check``, ``hint``, ``diff``, ``reset``, ``watch``.
 
-``kata`` alone runs ``status``.  Every command finds the kata from the working
+Each is a plain function of the parsed values that returns an exit status or
+raises ``Refusal``; ``autograd_kata.cli`` (its table) parses, prints the refusal
+and exits.  ``kata`` alone runs ``status``.  Every command finds the kata from the working
 directory (``manifest.find_root``), runs tests through ``autograd_kata.core.runner`` (results
 cached in ``.kata/`` by file content, so a repeated call is instant), and keeps
 its little state in ``.kata/`` (git-ignored).  Every message is in the learner's
@@ -13,55 +15,23 @@ difflib and watchdog are imported inside the handlers.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-from autograd_kata.core.manifest import STAGES, Stage, find_root
-from autograd_kata.core.manifest import stage as _lookup
-from autograd_kata.core.manifest import KataNotFound
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
-from autograd_kata.learner.feedback import Style, first_unfinished, report, results, say, stage_state, state_name, title
-from autograd_kata.learner.feedback import make_style as _style
-from autograd_kata.learner.feedback import tolerant_output
+from autograd_kata.core.manifest import STAGES, Stage, find_root
+from autograd_kata.core.manifest import stage as stage_numbered
+from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, say, stage_state, state_name, title
 
 LEVELS = (1, 2, 3)
 
 
-# --- output -------------------------------------------------------------------
 # The report and its output live in feedback.py, shared with watch.py.
-
-def error(text: str) -> None:
-    say(f"kata: {text}", file=sys.stderr)
-
-
-class Refusal(Exception):
-    """A command that cannot go on: print the message, exit with ``code``."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
-
-
-def _handler(function):
-    """Wrap a command so a ``Refusal`` becomes its message on stderr and an exit code."""
-    def run(args) -> int:
-        tolerant_output()
-        try:
-            return function(args)
-        except Refusal as refusal:
-            error(str(refusal))
-            return refusal.code
-        except KataNotFound as missing:
-            error(str(missing))
-            return 2
-    run.__doc__ = function.__doc__
-    return run
-
 
 def pick_stage(number) -> Stage:
     try:
-        return _lookup(number)
+        return stage_numbered(number)
     except ValueError as problem:
         raise Refusal(str(problem), code=2) from None
 
@@ -86,9 +56,9 @@ def rel(path: Path, root: Path) -> str:
 
 # --- status -----------------------------------------------------------------
 
-def _status(args) -> int:
+def status() -> int:
     root = find_root()
-    style = _style()
+    style = make_style()
     got = results(STAGES, root)
     titles = {s.number: title(s) for s in STAGES}
     wide = max(width(text) for text in [*titles.values(), t("status.col.stage")])
@@ -125,19 +95,19 @@ def _status(args) -> int:
 
 # --- check ------------------------------------------------------------------
 
-def _check(args) -> int:
+def check(stage: str | None = None, everything: bool = False) -> int:
     root = find_root()
-    style = _style()
-    if args.stage is None:
+    style = make_style()
+    if stage is None:
         s = first_unfinished(results(STAGES, root))
         if s is None:
             say(style.green(f"{style.tick} {t('check.all_pass', k=len(STAGES), last=STAGES[-1].number)}"))
             return 0
     else:
-        s = pick_stage(args.stage)
+        s = pick_stage(stage)
     result = results([s], root, fresh=True)[s.number]
     from autograd_kata.learner.feel import feel
-    return 0 if report(result, root, style, everything=args.all, feel=lambda st: feel(st, root)) else 1
+    return 0 if report(result, root, style, everything=everything, feel=lambda st: feel(st, root)) else 1
 
 
 # --- hint -------------------------------------------------------------------
@@ -173,43 +143,39 @@ def parse_hints(text: str) -> tuple[str, dict[int, tuple[str, str]]]:
     return title, {n: (head, "\n".join(body).strip("\n")) for n, (head, body) in levels.items()}
 
 
-def _hint(args) -> int:
+def hint(stage: str | None = None, level: int | None = None) -> int:
     from autograd_kata.core.i18n import current_language, language_name, languages, t
     from autograd_kata.core.state import hint_seen, record_hint
     root = find_root()
-    style = _style()
-    if args.stage is None:  # as `kata check`: the first unfinished stage
+    style = make_style()
+    if stage is None:  # as `kata check`: the first unfinished stage
         s = first_unfinished(results(STAGES, root))
         if s is None:
             say(style.green(t("hint.all_done", n=len(STAGES), last=STAGES[-1].number)))
             return 0
         say(style.dim(t("hint.current_stage", n=s.number)))
     else:
-        s = pick_stage(args.stage)
+        s = pick_stage(stage)
     lang = current_language()
     tried = [lang] + [other for other in languages() if other != lang]
     path = next((root / s.hint_file(l) for l in tried if (root / s.hint_file(l)).is_file()), None)
     if path is None:
         raise Refusal(t("hint.missing", n=s.number, file=s.hint_file(lang), tests=s.test_file))
     shown_lang = path.parent.name
-    if hasattr(sys.stdout, "reconfigure"):  # a hint file's text the terminal cannot show becomes '?', not a crash
-        try:
-            sys.stdout.reconfigure(errors="replace")
-        except (AttributeError, ValueError, OSError):
-            pass
-    title, levels = parse_hints(path.read_text(encoding="utf-8"))
+    heading, levels = parse_hints(path.read_text(encoding="utf-8"))
     top = max((n for n in levels if n in LEVELS), default=0)
     if not top:
         raise Refusal(t("hint.no_level", file=rel(path, root), level=1))
     seen = hint_seen(s, root)
-    level = args.level or min(seen + 1, top)
+    asked = level
+    level = asked or min(seen + 1, top)
     if level not in levels:
         raise Refusal(t("hint.no_level", file=rel(path, root), level=level))
     if shown_lang != lang:
         say(style.dim(t("hint.other_language", n=s.number, wanted=language_name(lang),
                         shown=language_name(shown_lang))))
     _, body = levels[level]
-    say(style.bold(title or t("hint.title", n=s.number, title=title(s))))
+    say(style.bold(heading or t("hint.title", n=s.number, title=title(s))))
     say(style.cyan(t("hint.level_heading", level=level, name=t(f"hint.level.{level}")))
         + style.dim("  " + t("hint.level_of", level=level, top=top)))
     say("")
@@ -218,7 +184,7 @@ def _hint(args) -> int:
     record_hint(s, root, level)
     if level < top:
         say(style.dim(t("hint.more", n=s.number, next=level + 1, top=top)))
-    elif args.level is None and seen >= top:
+    elif asked is None and seen >= top:
         say(style.dim(t("hint.already_last", top=top, tests=s.test_file)))
     else:
         say(style.dim(t("hint.last", top=top, n=s.number)))
@@ -227,17 +193,17 @@ def _hint(args) -> int:
 
 # --- diff -------------------------------------------------------------------
 
-def _diff(args) -> int:
+def diff(stage: str, reveal: bool = False, previous: bool = False) -> int:
     import difflib
 
     from autograd_kata.core.build import strip_markers
     root = find_root()
-    style = _style()
-    s = pick_stage(args.stage)
-    if getattr(args, "previous", False):  # what stage N adds to N-1: the stubs, or with --reveal the reference
+    style = make_style()
+    s = pick_stage(stage)
+    if previous:  # what stage N adds to N-1: the stubs, or with --reveal the reference
         from autograd_kata.core.build import previous_diff
         try:
-            return _show_diff(previous_diff(root, s, reveal=args.reveal), style)
+            return show_diff(previous_diff(root, s, reveal=reveal), style)
         except FileNotFoundError as missing:
             raise Refusal(str(missing)) from None
     reference = root / s.source("solutions")
@@ -246,7 +212,7 @@ def _diff(args) -> int:
         raise Refusal(t("diff.no_reference", file=s.source("solutions")))
     if not mine.is_file():
         raise Refusal(t("diff.missing", file=s.source("exercises"), n=s.number))
-    if not args.reveal:
+    if not reveal:
         result = results([s], root)[s.number]
         if not result.ok:
             tally = (t("diff.tally_untestable") if result.problem
@@ -259,10 +225,10 @@ def _diff(args) -> int:
     if not lines:
         say(style.green(f"{style.tick} {t('diff.identical', file=s.source('exercises'))}"))
         return 0
-    return _show_diff(lines, style)
+    return show_diff(lines, style)
 
 
-def _show_diff(lines, style) -> int:
+def show_diff(lines, style) -> int:
     for line in lines:
         line = line.rstrip("\n")
         if line.startswith(("---", "+++")):
@@ -286,11 +252,11 @@ def confirm(question: str) -> bool:
         return False
 
 
-def _reset(args) -> int:
+def reset(stage: str, yes: bool = False) -> int:
     from autograd_kata.core.build import backup
     from autograd_kata.core.state import PristineMissing, pristine_stub, write_atomic
     root = find_root()
-    s = pick_stage(args.stage)
+    s = pick_stage(stage)
     path = root / s.source("exercises")
     try:
         stub = pristine_stub(s, root)
@@ -300,7 +266,7 @@ def _reset(args) -> int:
     if path.is_file() and path.read_text(encoding="utf-8") == stub:
         say(t("reset.already", file=where, n=s.number))
         return 0
-    if not args.yes:
+    if not yes:
         if not sys.stdin.isatty():
             raise Refusal(t("reset.no_terminal", file=where, n=s.number))
         if not confirm(t("reset.confirm", file=where, n=s.number)):
@@ -317,42 +283,8 @@ def _reset(args) -> int:
 
 # --- watch ------------------------------------------------------------------
 
-def _watch(args) -> int:
-    from autograd_kata.learner.watch import watch
+def watch(stage: str | None = None, poll: bool = False) -> int:
+    from autograd_kata.learner.watch import watch as watch_files
     root = find_root()
-    s = pick_stage(args.stage) if args.stage is not None else None
-    return watch(root, s, poll=args.poll)
-
-
-# --- registration -----------------------------------------------------------
-
-def register(sub) -> None:
-    # argparse texts come from the catalogue: cli.main chose the language before building the parser
-    p = sub.add_parser("status", help=t("help.status"), description=t("help.status.desc"))
-    p.set_defaults(func=_handler(_status))
-
-    p = sub.add_parser("check", help=t("help.check"), description=t("help.check.desc"))
-    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
-    p.add_argument("--all", action="store_true", help=t("help.check.all"))
-    p.set_defaults(func=_handler(_check))
-
-    p = sub.add_parser("hint", help=t("help.hint"), description=t("help.hint.desc"))
-    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
-    p.add_argument("--level", type=int, choices=LEVELS, help=t("help.hint.level"))
-    p.set_defaults(func=_handler(_hint))
-
-    p = sub.add_parser("diff", help=t("help.diff"), description=t("help.diff.desc"))
-    p.add_argument("stage", metavar="N", help=t("help.stage"))
-    p.add_argument("--reveal", action="store_true", help=t("help.diff.reveal"))
-    p.add_argument("--previous", action="store_true", help=t("help.diff.previous"))
-    p.set_defaults(func=_handler(_diff))
-
-    p = sub.add_parser("reset", help=t("help.reset"), description=t("help.reset.desc"))
-    p.add_argument("stage", metavar="N", help=t("help.stage"))
-    p.add_argument("--yes", "-y", action="store_true", help=t("help.reset.yes"))
-    p.set_defaults(func=_handler(_reset))
-
-    p = sub.add_parser("watch", help=t("help.watch"), description=t("help.watch.desc"))
-    p.add_argument("stage", nargs="?", metavar="N", help=t("help.stage_default"))
-    p.add_argument("--poll", action="store_true", help=t("help.watch.poll"))
-    p.set_defaults(func=_handler(_watch))
+    s = pick_stage(stage) if stage is not None else None
+    return watch_files(root, s, poll=poll)

@@ -51,15 +51,6 @@ def make_style(stream=None) -> Style:
     return Style(use_colour(stream), stream)
 
 
-def tolerant_output() -> None:
-    """A character the terminal cannot encode becomes '?' instead of a crash."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError, OSError):
-            pass
-
-
 def say(*parts, file=None):
     stream = file or sys.stdout
     try:

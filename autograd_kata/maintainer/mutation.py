@@ -236,15 +236,7 @@ def gate(root, out=print, max_children: int = 2) -> int:
     return 0
 
 
-def _command(args) -> int:
+def mutate_command(max_children: int = 2) -> int:
+    """``kata mutate [--max-children N]``."""
     from autograd_kata.core.manifest import find_root
-    return gate(find_root(), max_children=args.max_children)
-
-
-def register(sub) -> None:
-    p = sub.add_parser("mutate", help="mutation gate: every mutant of solutions/ must be killed (takes minutes)",
-                       description="Run mutmut from scratch on solutions/, print killed / survived per stage "
-                                   "module and every survivor's diff; exit 1 unless every mutant is killed.")
-    p.add_argument("--max-children", type=int, default=min(2, os.cpu_count() or 1),
-                   help="mutants tested at once (default: 2)")
-    p.set_defaults(func=_command)
+    return gate(find_root(), max_children=max_children)

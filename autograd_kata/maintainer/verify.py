@@ -42,18 +42,11 @@ def verify(root, out=print) -> int:
     return 0
 
 
-def _command(args) -> int:
+def verify_command(mutation: bool = False) -> int:
+    """``kata verify [--mutation]``."""
     root = find_root()
     code = verify(root)
-    if args.mutation:
+    if mutation:
         from autograd_kata.maintainer.mutation import gate
         code = gate(root) or code
     return code
-
-
-def register(sub) -> None:
-    p = sub.add_parser("verify", help="check every stage: reference passes, stubs fail, exercises/ up to date",
-                       description=__doc__)
-    p.add_argument("--mutation", action="store_true",
-                   help="also run the mutation gate: every mutant of solutions/ must be killed (takes minutes)")
-    p.set_defaults(func=_command)

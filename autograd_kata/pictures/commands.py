@@ -1,12 +1,13 @@
 """`kata graph`, `kata explore`, `kata train`: pictures of the graph, the slope
 and the learning. All three are optional extras; the stage tests never need them.
+Each is a plain function of the parsed values (``autograd_kata.cli`` holds their
+arguments and help ids); one that cannot go on raises ``Refusal``.
 
 Only the standard library and autograd_kata.core.manifest are imported here, so the CLI
 starts fast; Graphviz, matplotlib and the browser are reached inside handlers.
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib
 import importlib.util
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from autograd_kata.core import manifest
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 from autograd_kata.core.term import use_colour
 
@@ -27,12 +29,11 @@ def _say(*parts, file=None) -> None:
     print(*parts, file=file or sys.stderr)
 
 
-def _stage_or_exit(number):
+def _stage(number):
     try:
         return manifest.stage(number)
     except ValueError as error:
-        _say(f"kata: {error}")
-        return None
+        raise Refusal(str(error), code=2) from None
 
 
 def _kata_root() -> Path:
@@ -183,58 +184,53 @@ def _example(Value, number: int):
     return L, names, "L = tanh(a*b + c)"
 
 
-def graph_command(args) -> int:
+def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].number, impl: str = "exercises",
+                  out: str | None = None, no_backward: bool = False, open_it: bool = False) -> int:
     from autograd_kata.pictures import graph
 
-    stage = _stage_or_exit(args.stage)
-    if stage is None:
-        return 2
+    stage = _stage(stage)
     try:
-        inputs = _parse_sets(args.set)
+        inputs = _parse_sets(sets)
     except BadExpression as error:
-        _say(f"kata graph: {error}")
-        return 2
+        raise Refusal(str(error), code=2, where="graph") from None
     try:
-        engine = _load(args.impl, stage)
+        engine = _load(impl, stage)
     except ImportError as error:
-        _say(f"kata graph: {error}")
-        return 1
+        raise Refusal(str(error), where="graph") from None
     Value = getattr(engine, "Value", None)
     if Value is None:
-        _say(t("graph.no_value", file=f"{args.impl}/{stage.module}.py"))
-        return 1
+        raise Refusal(t("graph.no_value", file=f"{impl}/{stage.module}.py"), where=None)
 
-    where = f"{args.impl}/{stage.module}.py"
+    where = f"{impl}/{stage.module}.py"
     try:
-        if args.expr:
-            root, names = evaluate(args.expr, Value, inputs)
+        if expr:
+            root, names = evaluate(expr, Value, inputs)
             names = names if any(v is root for v in names.values()) else {**names, "out": root}
-            title = args.expr
+            title = expr
         else:
             root, names, title = _example(Value, stage.number)
     except BadExpression as error:
-        _say(f"kata graph: {error}")
-        return 2
+        raise Refusal(str(error), code=2, where="graph") from None
     except Exception as error:
-        return _engine_failed(error, where, args.impl, t("train.doing.graph"))
+        raise _engine_failed(error, where, impl, t("train.doing.graph")) from None
 
     when = t("graph.before")
-    if not args.no_backward:
+    if not no_backward:
         if hasattr(root, "backward"):
             try:
                 root.backward()
                 when = t("graph.after")
             except Exception as error:
                 if not _is_stub(error):
-                    return _engine_failed(error, where, args.impl, "backward()")
+                    raise _engine_failed(error, where, impl, "backward()") from None
                 _say(t("graph.backward_unwritten", error=stub_said(error)))
         else:
             _say(t("graph.no_backward", n=stage.number))
     title = f"{title}   ({where}, {when})"
 
     color = use_colour(sys.stdout)
-    ascii_only = not graph._can_print_box()
-    out = Path(args.out) if args.out else None
+    ascii_only = not graph.can_print_box()
+    out = Path(out) if out else None
     if out is not None and out.suffix.lower() == ".txt":
         graph.render(root, out, names)
         print(t("train.wrote", path=out))
@@ -249,10 +245,9 @@ def graph_command(args) -> int:
     try:
         graph.render(root, target, names, title=title)
     except (ValueError, RuntimeError) as error:
-        _say(f"kata graph: {error}")
-        return 2 if isinstance(error, ValueError) else 1
+        raise Refusal(str(error), code=2 if isinstance(error, ValueError) else 1, where="graph") from None
     print(t("train.wrote", path=target))
-    if args.open:
+    if open_it:
         _open_in_browser(target)
     return 0
 
@@ -262,90 +257,87 @@ def stub_said(error) -> str:
     return said(error)
 
 
-def _engine_failed(error, where, impl, doing) -> int:
+def _engine_failed(error, where, impl, doing) -> Refusal:
+    """The refusal (exit 1) for the learner's engine failing, to raise."""
     if _is_stub(error):
         if impl == "exercises" and (manifest.find_root() / "solutions").is_dir():
-            _say(t("train.not_written", error=stub_said(error)))
-            _say(t("train.not_written_reference"))
+            lines = [t("train.not_written", error=stub_said(error)), t("train.not_written_reference")]
         else:  # a student copy has no reference to fall back on: one line, what to do
-            _say(t("train.not_written_student", error=stub_said(error)))
+            lines = [t("train.not_written_student", error=stub_said(error))]
     else:
-        _say(t("train.raised", where=where, kind=type(error).__name__, doing=doing, error=error))
+        lines = [t("train.raised", where=where, kind=type(error).__name__, doing=doing, error=error)]
         if isinstance(error, AttributeError) or "unsupported operand" in str(error):
-            _say(t("train.later_stage"))
-    return 1
+            lines.append(t("train.later_stage"))
+    return Refusal("\n".join(lines), where=None)
 
 
 # ------------------------------------------------------------------ explore
 
-def explore_command(args) -> int:
+def explore_command(out: str | None = None, fn: str = "tanh", x: float = 0.5, no_open: bool = False) -> int:
     from autograd_kata.pictures import explore
 
-    target = Path(args.out) if args.out else _default_out("explore.html")
+    target = Path(out) if out else _default_out("explore.html")
     try:
-        path = explore.write(target, fn=args.fn, x=args.x)
+        path = explore.write(target, fn=fn, x=x)
     except ValueError as error:
-        _say(f"kata explore: {error}")
-        return 2
+        raise Refusal(str(error), code=2, where="explore") from None
     print(t("train.wrote", path=path))
-    if not args.no_open:
+    if not no_open:
         _open_in_browser(path)
     return 0
 
 
 # ------------------------------------------------------------------ train
 
-def train_command(args) -> int:
+def train_command(impl: str = "exercises", out: str | None = None, steps: int = 200, points: int = 80,
+                  batch: int = 16, lr: float = 0.2, noise: float = 0.1, seed: int = 0,
+                  no_zero_grad: bool = False) -> int:
     if importlib.util.find_spec("matplotlib") is None:
-        _say(t("train.no_matplotlib", extra=PICTURES_EXTRA))
-        return 1
+        raise Refusal(t("train.no_matplotlib", extra=PICTURES_EXTRA), where=None)
     from autograd_kata.pictures import train as trainer
 
-    if args.steps < 1 or args.points < 4 or args.batch < 1:
-        _say(t("train.bad_sizes"))
-        return 2
+    if steps < 1 or points < 4 or batch < 1:
+        raise Refusal(t("train.bad_sizes"), code=2, where=None)
     stage = manifest.STAGES[-1]
-    xs, ys = trainer.two_moons(args.points, noise=args.noise, seed=args.seed)
-    impl = args.impl
+    xs, ys = trainer.two_moons(points, noise=noise, seed=seed)
     started = time.perf_counter()
     while True:
         where = f"{impl}/{stage.module}.py"
         try:
             engine = _load(impl, stage)
             # a one-point step on a throwaway model: an unwritten stub shows up now
-            probe = engine.MLP(2, [1], seed=args.seed)
+            probe = engine.MLP(2, [1], seed=seed)
             engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
             _say(t("train.training", where=where, hidden=", ".join(map(str, trainer.HIDDEN)), points=len(xs),
-                   steps=args.steps, batch=min(args.batch, len(xs))))
-            both = {"zero_grad": True} if args.no_zero_grad else {}
-            model, losses, start = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr, batch=args.batch,
-                                        seed=args.seed, progress=trainer.Progress(args.steps), **both)
+                   steps=steps, batch=min(batch, len(xs))))
+            both = {"zero_grad": True} if no_zero_grad else {}
+            model, losses, start = trainer.fit(engine, xs, ys, steps=steps, lr=lr, batch=batch,
+                                        seed=seed, progress=trainer.Progress(steps), **both)
             without = None
-            if args.no_zero_grad:  # the same loop and seed, minus model.zero_grad()
+            if no_zero_grad:  # the same loop and seed, minus model.zero_grad()
                 _say(t("train.again_without"))
-                unzeroed, without, _ = trainer.fit(engine, xs, ys, steps=args.steps, lr=args.lr,
-                                                   batch=args.batch, seed=args.seed,
-                                                   progress=trainer.Progress(args.steps), zero_grad=False)
+                unzeroed, without, _ = trainer.fit(engine, xs, ys, steps=steps, lr=lr,
+                                                   batch=batch, seed=seed,
+                                                   progress=trainer.Progress(steps), zero_grad=False)
             break
         except ImportError as error:
-            _say(f"kata train: {error}")
-            return 1
+            raise Refusal(str(error), where="train") from None
         except Exception as error:
             if _is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
-                _say(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)))
-                return 1
+                raise Refusal(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)),
+                              where=None) from None
             if _is_stub(error) and impl == "exercises":
                 _say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)))
                 _say(t("train.using_reference"))
                 impl = "solutions"
                 continue
-            return _engine_failed(error, where, impl, t("train.doing.train"))
+            raise _engine_failed(error, where, impl, t("train.doing.train")) from None
     train_seconds = time.perf_counter() - started
     acc = trainer.accuracy(model, xs, ys)
-    target = Path(args.out) if args.out else _default_out("train.png")
+    target = Path(out) if out else _default_out("train.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     trainer.plot(model, xs, ys, losses, target, acc=acc, without=without,
-                 title=trainer.words("train.plot.title", where=where, steps=args.steps, seed=args.seed))
+                 title=trainer.words("train.plot.title", where=where, steps=steps, seed=seed))
     print(t("train.result", points=len(xs), start=f"{start:.4f}", end=f"{trainer.mse(model, xs, ys):.4f}",
             acc=f"{acc:.0%}", seconds=f"{train_seconds:.1f}"))
     if without is not None:
@@ -363,53 +355,19 @@ def _safe_mse(trainer, model, xs, ys) -> str:
     return f"{value:.4f}"
 
 
-# ------------------------------------------------------------------ register
+# ------------------------------------------------------------------ help
 
-def register(sub) -> None:
-    """Add `graph`, `explore` and `train` to the CLI's subparsers (texts from the catalogue)."""
-    impls = manifest.IMPLS
-    valid = ", ".join(str(s.number) for s in manifest.STAGES)
-    last = manifest.STAGES[-1].number
-
-    p = sub.add_parser(
-        "graph", help=t("help.graph"), formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=t("help.graph.desc", inputs=", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items()),
-                      code="    from autograd_kata.pictures.graph import draw\n"
-                           f"    draw(loss)            # {t('help.graph.comment')} draw(loss, 'loss.png', names={{'w': w}})"),
-        epilog=t("help.graph.epilog", examples="\n".join((  # commands are code; only the note is words
+def help_fields() -> dict[str, str]:
+    """The computed parts of graph's and train's help (cli.COMMANDS): example code and
+    commands stay code, only their notes come from the catalogue."""
+    return {
+        "inputs": ", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items()),
+        "code": "    from autograd_kata.pictures.graph import draw\n"
+                f"    draw(loss)            # {t('help.graph.comment')} draw(loss, 'loss.png', names={{'w': w}})",
+        "examples": "\n".join((
             "  kata graph",
             f"  kata graph --expr 'a*a + a' --set a=3        {t('help.graph.reused')}",
             "  kata graph --expr '(x*w + 1).relu()' --set x=0.5 --set w=-2 --out relu.png",
-            "  kata graph --stage 2 --impl solutions --no-backward --out graph.txt"))))
-    p.add_argument("--expr", metavar="EXPR", help=t("help.graph.expr"))
-    p.add_argument("--set", metavar="NAME=NUMBER", action="append", default=[], help=t("help.graph.set"))
-    p.add_argument("--stage", default=last, metavar="N", help=t("help.graph.stage", valid=valid, last=last))
-    p.add_argument("--impl", choices=impls, default="exercises", help=t("help.graph.impl"))
-    p.add_argument("--out", metavar="FILE", help=t("help.graph.out"))
-    p.add_argument("--no-backward", action="store_true", help=t("help.graph.no_backward"))
-    p.add_argument("--open", action="store_true", help=t("help.graph.open"))
-    p.set_defaults(func=graph_command)
-
-    fns = ("tanh", "sigmoid", "exp", "relu")
-    p = sub.add_parser(
-        "explore", help=t("help.explore"), formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=t("help.explore.desc"))
-    p.add_argument("--out", metavar="FILE.html", help=t("help.explore.out"))
-    p.add_argument("--fn", choices=fns, default="tanh", help=t("help.explore.fn", fns=", ".join(fns)))
-    p.add_argument("--x", type=float, default=0.5, help=t("help.explore.x"))
-    p.add_argument("--no-open", action="store_true", help=t("help.explore.no_open"))
-    p.set_defaults(func=explore_command)
-
-    p = sub.add_parser(
-        "train", help=t("help.train"), formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=t("help.train.desc", extra=PICTURES_EXTRA))
-    p.add_argument("--impl", choices=impls, default="exercises", help=t("help.train.impl"))
-    p.add_argument("--out", metavar="FILE.png", help=t("help.train.out"))
-    p.add_argument("--steps", type=int, default=200, help=t("help.train.steps"))
-    p.add_argument("--points", type=int, default=80, help=t("help.train.points"))
-    p.add_argument("--batch", type=int, default=16, help=t("help.train.batch"))
-    p.add_argument("--lr", type=float, default=0.2, help=t("help.train.lr"))
-    p.add_argument("--noise", type=float, default=0.1, help=t("help.train.noise"))
-    p.add_argument("--seed", type=int, default=0, help=t("help.train.seed"))
-    p.add_argument("--no-zero-grad", action="store_true", help=t("help.train.no_zero_grad"))
-    p.set_defaults(func=train_command)
+            "  kata graph --stage 2 --impl solutions --no-backward --out graph.txt")),
+        "extra": PICTURES_EXTRA,
+    }

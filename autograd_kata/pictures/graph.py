@@ -230,7 +230,7 @@ def draw(root, out=None, names=None, *, title: str | None = None, quiet: bool = 
     maps a label to a Value, e.g. ``{"w": w, "loss": loss}``."""
     if out is None:
         if not find_dot():
-            tree = text_tree(root, names, ascii=not _can_print_box())
+            tree = text_tree(root, names, ascii=not can_print_box())
             if not quiet:
                 print(tree, end="")
                 print(INSTALL_GRAPHVIZ, file=sys.stderr)
@@ -242,7 +242,7 @@ def draw(root, out=None, names=None, *, title: str | None = None, quiet: bool = 
     return path
 
 
-def _can_print_box() -> bool:
+def can_print_box() -> bool:
     encoding = getattr(sys.stdout, "encoding", None) or "ascii"
     try:
         "├└│".encode(encoding)
