@@ -53,6 +53,18 @@ def test_impl_option_and_env_select_the_reference(repo):
                                                             "solutions").stdout
 
 
+def test_impl_is_known_wherever_pytest_starts(repo, tmp_path_factory):
+    """The root conftest.py is read before pytest parses its command line, from the kata's
+    folder, from tests/, and from elsewhere with the test file as a path: --impl is known in
+    all three, with no pytest11 plugin loading into every other pytest run of the venv."""
+    name = Path(STAGES[0].test_file).name
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    for where, target in ((repo, STAGES[0].test_file), (repo / "tests", name),
+                          (elsewhere, str(repo / STAGES[0].test_file))):
+        proc = pytest_in(where, target, "--impl", "solutions", "-q")
+        assert proc.returncode == 0 and " passed" in proc.stdout, f"from {where}:\n{proc.stdout}{proc.stderr}"
+
+
 def test_a_bad_kata_impl_is_a_usage_error(repo):
     proc = pytest_in(repo, STAGES[0].test_file, env={"KATA_IMPL": "answers"})
     assert proc.returncode == 4 and "KATA_IMPL='answers'" in proc.stderr

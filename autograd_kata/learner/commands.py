@@ -112,13 +112,6 @@ def check(stage: str | None = None, everything: bool = False) -> int:
 
 # --- hint -------------------------------------------------------------------
 
-def choose_lang(flag: str | None = None) -> str:
-    """--lang, else KATA_LANG, else the locale (ja* means Japanese), else English:
-    the one setting of ``autograd_kata.core.i18n``."""
-    from autograd_kata.core.i18n import current_language
-    return current_language(flag)
-
-
 _LEVEL_MARKERS = ("Level", "レベル")  # "## Level 2 — the shape" / "## レベル2 — 形"
 
 
