@@ -209,9 +209,25 @@ def test_check_shows_the_first_broken_rule_and_folds_the_rest_all_shows_each(kat
     failures = [line for line in out.splitlines() if line.startswith("✗ ")]
     assert failures == each[:1] and "a.grad is " in out and "-> kata hint 2" in out
     folded = [line.strip() for line in out.splitlines() if line.startswith("  +")]
-    assert folded == [f"+{len(each) - 1} more, probably the same cause: "
+    assert folded == [f"+{len(each) - 1} more of the same kind (a wrong value): "
                       f"{', '.join(line[2:] for line in each[1:4])}" + (f" and {len(each) - 4} more" if len(each) > 4 else "")]
     assert "kata check 2 --all" in out
+
+
+def test_folding_claims_no_common_cause_the_numbers_do_not_prove(kata, capsys):
+    """Stage 1 with data kept as given (the article's first listing): the float test and the
+    repr test fail because of it, but the TypeError tests fail because nothing checks the
+    type -- another mistake.  The fold names their kind, never one cause for all."""
+    solve(kata, 1, lambda text: text.replace(
+        "        if not isinstance(data, (int, float)):\n"
+        "            raise TypeError(f\"Value() takes an int or float, not {type(data).__name__}: {data!r}\")\n"
+        "        self.data = float(data)", "        self.data = data", 1))
+    code, out, _ = run_kata(capsys, "check", "1")
+    assert code == 1 and "test_data_is_stored_as_a_float" in out
+    folded = [line.strip() for line in out.splitlines() if line.startswith("  +")]
+    assert folded[0].startswith("+4 more of the same kind (a wrong value): "), out
+    assert "test_a_non_number_is_a_type_error" in folded[0]
+    assert "cause" not in out
 
 
 def test_check_success_congratulates_teaches_and_points_on(kata, capsys):

@@ -226,7 +226,7 @@ def test_an_unwritten_stub_comes_before_a_wrong_value_and_the_rest_is_folded(kat
         "not written yet: stage 4: write Value.exp (kata hint 4)"
     folded = [line.strip() for line in out.splitlines() if line.startswith("  +")]
     assert len(folded) == 1 and " more failing another way (a wrong value): test_tanh_" in folded[0]
-    assert "probably the same cause" not in out  # an unwritten exp does not explain a wrong tanh slope
+    assert "of the same kind" not in out  # an unwritten exp is not the kind of a wrong tanh slope
     code, every, _ = run_kata(capsys, "check", "4", "--all")
     shown = [line for line in every.splitlines() if line.startswith("✗ ")]
     assert len(shown) >= 2 and "test_exp_" in shown[0] and all("test_tanh_" in line for line in shown[1:])

@@ -2,8 +2,9 @@
 ``kata check``, ``kata status`` and ``kata watch``.
 
 A failing stage shows its most basic failure first and in full, then folds the
-rest: failures of the same sort as "+4 more, probably the same cause", others
-as "+1 more failing another way (a wrong value)". A module that does not import
+rest: failures of the same kind as "+4 more of the same kind (a wrong value)", others
+as "+1 more failing another way (a crash)"; neither claims a common cause, which
+only the numbers of each test could prove. A module that does not import
 explains every other failure, a stub not written yet explains the tests that
 reach it, a hang stops the stage, a crash comes before a wrong value.  Within
 a kind, the test file's order.  ``kata check N --all`` (and plain pytest)
@@ -214,8 +215,9 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
         same = [short_name(test.name, s) for test in rest if test.kind == first_kind]
         other = [test for test in rest if test.kind not in (first_kind, "not run")]
         not_run = [short_name(test.name, s) for test in rest if test.kind == "not run"]
-        if same:  # the same sort of failure after the most basic one: most often its echo
-            out(style.dim("  " + t("check.fold_same", k=len(same), names=_names(same))))
+        if same:  # the same kind of failure after the most basic one: often its echo, not always
+            kind = t(f"check.kind.{first_kind}") if first_kind in KIND_NAMES else first_kind
+            out(style.dim("  " + t("check.fold_same", k=len(same), kind=kind, names=_names(same))))
         if other:  # a different sort: claim no common cause
             kinds = t("check.kinds_sep").join(dict.fromkeys(
                 t(f"check.kind.{test.kind}") if test.kind in KIND_NAMES else test.kind for test in other))
