@@ -317,7 +317,7 @@ def test_kata_hint_without_a_stage_is_the_first_unfinished_one(kata_copy, capsys
     monkeypatch.chdir(kata_copy)
     fake_results(monkeypatch, passing=2)
     code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
-    assert code == 0 and "ステージ3のヒントです" in out and "ステージ3：定数と反射演算子" in out
+    assert code == 0 and "ステージ3のヒントです" in out and "ステージ3：定数と左右逆の演算" in out
     assert "次のヒント: kata hint 3（全3段階のレベル2）" in out
     code, out, _ = run_kata(capsys, "hint", "--lang", "en")
     assert "(stage 3 is your first unfinished stage; for another one: kata hint N)" in out
@@ -376,3 +376,18 @@ def test_kata_explore_writes_the_page_in_the_chosen_language(tmp_path, capsys):
     assert '<html lang="ja">' in out.read_text(encoding="utf-8")
     assert run_kata(capsys, "--lang", "en", "explore", "--no-open", "--out", str(out))[0] == 0
     assert '<html lang="en">' in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_hint_file_is_titled_with_its_stage_title_from_the_catalogue(lang):
+    """`kata hint N` shows the file's first line; `kata status` and `kata check` the catalogue's
+    title: one stage, one name, in each language."""
+    i18n.setup(lang)
+    try:
+        for s in STAGES:
+            first = (ROOT / s.hint_file(lang)).read_text(encoding="utf-8").splitlines()[0]
+            title = i18n.t(f"title.stage{s.number}")
+            assert first.endswith(f"{s.number}：{title}" if lang == "ja" else f"{s.number} — {title}"), \
+                (s.hint_file(lang), first, title)
+    finally:
+        i18n.reset()
