@@ -320,7 +320,8 @@ class Value:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
                 for child in node._prev:
-                    stack.append((child, False))
+                    if child not in visited:  # one visited before is already in order
+                        stack.append((child, False))
         return order
         # END SOLUTION
     # <<

@@ -39,7 +39,8 @@ ITERATIVE_ORDER = (
     "                visited.add(node)\n"
     "                stack.append((node, True))  # come back once its inputs are placed\n"
     "                for child in node._prev:\n"
-    "                    stack.append((child, False))\n"
+    "                    if child not in visited:  # one visited before is already in order\n"
+    "                        stack.append((child, False))\n"
     "        return order\n"
 )
 RECURSIVE_ORDER = (
@@ -164,7 +165,16 @@ MISTAKES: tuple[Mistake, ...] = (
             "for node in reversed(self.topological_order()):", "for node in self.topological_order():",
             "reverse the topological order"),
     Mistake("no-visited-set", 5, "keeps no visited set, so a node reached twice is listed twice",
-            "            elif node not in visited:\n", "            else:\n",
+            "            elif node not in visited:\n"
+            "                visited.add(node)\n"
+            "                stack.append((node, True))  # come back once its inputs are placed\n"
+            "                for child in node._prev:\n"
+            "                    if child not in visited:  # one visited before is already in order\n"
+            "                        stack.append((child, False))\n",
+            "            else:\n"
+            "                stack.append((node, True))  # come back once its inputs are placed\n"
+            "                for child in node._prev:\n"
+            "                    stack.append((child, False))\n",
             "each node once"),
     Mistake("root-not-seeded", 5, "forgets to set the root's grad to 1.0 before running the rules",
             "        self.grad = 1.0  # d(self)/d(self)\n", "",
