@@ -69,7 +69,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "self._prev = set(_children)", "self._prev = _children",
             "expected set()"),
     Mistake("no-type-check", 1, "accepts anything float() accepts, so Value('3') is stored",
-            "        if not isinstance(data, (int, float)):\n"
+            "        if not isinstance(data, (float, int)):  # float first: what every op passes\n"
             "            raise TypeError(f\"Value() takes an int or float, not {type(data).__name__}: {data!r}\")\n",
             "",
             "must be refused, not stored"),
