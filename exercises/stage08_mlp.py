@@ -169,8 +169,9 @@ class Value:
         interior ones are scratch space for one pass. Afterwards the graph is
         released, as in PyTorch, unless retain_graph=True."""
         order = self.topological_order()
-        if any(node._backward is _spent for node in order):
-            _spent()  # refuse before a single gradient changes
+        for node in order:
+            if node._backward is _spent:
+                _spent()  # refuse before a single gradient changes
         for node in order:
             if node._prev:
                 node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy

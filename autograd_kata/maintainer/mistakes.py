@@ -259,8 +259,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "                pass\n",
             "but nothing was raised: the first backward() released the graph"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
-            "        if any(node._backward is _spent for node in order):\n"
-            "            _spent()  # refuse before a single gradient changes\n",
+            "        for node in order:\n"
+            "            if node._backward is _spent:\n"
+            "                _spent()  # refuse before a single gradient changes\n",
             "",
             "refuse before any grad changes"),
     Mistake("micrograd-one-to-three", 7, "keeps interior grads from the last pass, so retain_graph gives 1 -> 3",
@@ -275,8 +276,11 @@ MISTAKES: tuple[Mistake, ...] = (
             "        for p in self.parameters():\n            p.grad = 0\n",
             "not the int 0"),
     Mistake("release-checked-on-the-root-only", 7, "refuses only when the root itself was released",
-            "        if any(node._backward is _spent for node in order):\n",
-            "        if self._backward is _spent:\n",
+            "        for node in order:\n"
+            "            if node._backward is _spent:\n"
+            "                _spent()  # refuse before a single gradient changes\n",
+            "        if self._backward is _spent:\n"
+            "            _spent()  # refuse before a single gradient changes\n",
             "backward() releases the whole graph, every interior node, not only its root"),
     Mistake("release-of-the-root-only", 7, "releases only the root, so a new root on an interior node walks back again",
             "            if node._prev and not retain_graph:\n",
