@@ -38,7 +38,7 @@ class Value:
         """A node: data (an int or float, kept as a float; anything else is a
         TypeError naming its type), grad 0.0, the do-nothing _backward, the
         parents as the set _prev, and the label _op."""
-        if not isinstance(data, (int, float)):
+        if not isinstance(data, (float, int)):  # float first: what every op passes
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
         self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet
@@ -157,7 +157,8 @@ class Value:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
                 for child in node._prev:
-                    stack.append((child, False))
+                    if child not in visited:  # one visited before is already in order
+                        stack.append((child, False))
         return order
 
     def backward(self, retain_graph=False):
@@ -181,7 +182,7 @@ def _lift(x):
     and, failing that, raise its own TypeError ("unsupported operand ...")."""
     if isinstance(x, Value):
         return x
-    if isinstance(x, (int, float)):
+    if isinstance(x, (float, int)):
         return Value(x)
     return NotImplemented
 

@@ -160,7 +160,7 @@ class Value:
         TypeError naming its type), grad 0.0, the do-nothing _backward, the
         parents as the set _prev, and the label _op."""
         # BEGIN SOLUTION
-        if not isinstance(data, (int, float)):
+        if not isinstance(data, (float, int)):  # float first: what every op passes
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
         self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet
@@ -320,7 +320,8 @@ class Value:
                 visited.add(node)
                 stack.append((node, True))  # come back once its inputs are placed
                 for child in node._prev:
-                    stack.append((child, False))
+                    if child not in visited:  # one visited before is already in order
+                        stack.append((child, False))
         return order
         # END SOLUTION
     # <<
@@ -344,8 +345,9 @@ class Value:
         released, as in PyTorch, unless retain_graph=True."""
         order = self.topological_order()
         # BEGIN SOLUTION
-        if any(node._backward is _spent for node in order):
-            _spent()  # refuse before a single gradient changes
+        for node in order:
+            if node._backward is _spent:
+                _spent()  # refuse before a single gradient changes
         for node in order:
             if node._prev:
                 node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
@@ -369,7 +371,7 @@ def _lift(x):
     if isinstance(x, Value):
         return x
     # BEGIN SOLUTION
-    if isinstance(x, (int, float)):
+    if isinstance(x, (float, int)):
         return Value(x)
     return NotImplemented
     # END SOLUTION

@@ -24,7 +24,7 @@ class Value:
         TypeError naming its type), grad 0.0, the do-nothing _backward, the
         parents as the set _prev, and the label _op."""
         # BEGIN SOLUTION
-        if not isinstance(data, (int, float)):
+        if not isinstance(data, (float, int)):  # float first: what every op passes
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
         self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet

@@ -22,7 +22,7 @@ class Value:
         """A node: data (an int or float, kept as a float; anything else is a
         TypeError naming its type), grad 0.0, the do-nothing _backward, the
         parents as the set _prev, and the label _op."""
-        if not isinstance(data, (int, float)):
+        if not isinstance(data, (float, int)):  # float first: what every op passes
             raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
         self.data = float(data)
         self.grad = 0.0                  # d(root)/d(self): nothing has flowed back yet
@@ -97,7 +97,7 @@ def _lift(x):
     if isinstance(x, Value):
         return x
     # BEGIN SOLUTION
-    if isinstance(x, (int, float)):
+    if isinstance(x, (float, int)):
         return Value(x)
     return NotImplemented
     # END SOLUTION

@@ -39,7 +39,8 @@ ITERATIVE_ORDER = (
     "                visited.add(node)\n"
     "                stack.append((node, True))  # come back once its inputs are placed\n"
     "                for child in node._prev:\n"
-    "                    stack.append((child, False))\n"
+    "                    if child not in visited:  # one visited before is already in order\n"
+    "                        stack.append((child, False))\n"
     "        return order\n"
 )
 RECURSIVE_ORDER = (
@@ -68,7 +69,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "self._prev = set(_children)", "self._prev = _children",
             "expected set()"),
     Mistake("no-type-check", 1, "accepts anything float() accepts, so Value('3') is stored",
-            "        if not isinstance(data, (int, float)):\n"
+            "        if not isinstance(data, (float, int)):  # float first: what every op passes\n"
             "            raise TypeError(f\"Value() takes an int or float, not {type(data).__name__}: {data!r}\")\n",
             "",
             "must be refused, not stored"),
@@ -164,7 +165,16 @@ MISTAKES: tuple[Mistake, ...] = (
             "for node in reversed(self.topological_order()):", "for node in self.topological_order():",
             "reverse the topological order"),
     Mistake("no-visited-set", 5, "keeps no visited set, so a node reached twice is listed twice",
-            "            elif node not in visited:\n", "            else:\n",
+            "            elif node not in visited:\n"
+            "                visited.add(node)\n"
+            "                stack.append((node, True))  # come back once its inputs are placed\n"
+            "                for child in node._prev:\n"
+            "                    if child not in visited:  # one visited before is already in order\n"
+            "                        stack.append((child, False))\n",
+            "            else:\n"
+            "                stack.append((node, True))  # come back once its inputs are placed\n"
+            "                for child in node._prev:\n"
+            "                    stack.append((child, False))\n",
             "each node once"),
     Mistake("root-not-seeded", 5, "forgets to set the root's grad to 1.0 before running the rules",
             "        self.grad = 1.0  # d(self)/d(self)\n", "",
@@ -249,8 +259,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "                pass\n",
             "but nothing was raised: the first backward() released the graph"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
-            "        if any(node._backward is _spent for node in order):\n"
-            "            _spent()  # refuse before a single gradient changes\n",
+            "        for node in order:\n"
+            "            if node._backward is _spent:\n"
+            "                _spent()  # refuse before a single gradient changes\n",
             "",
             "refuse before any grad changes"),
     Mistake("micrograd-one-to-three", 7, "keeps interior grads from the last pass, so retain_graph gives 1 -> 3",
@@ -265,8 +276,11 @@ MISTAKES: tuple[Mistake, ...] = (
             "        for p in self.parameters():\n            p.grad = 0\n",
             "not the int 0"),
     Mistake("release-checked-on-the-root-only", 7, "refuses only when the root itself was released",
-            "        if any(node._backward is _spent for node in order):\n",
-            "        if self._backward is _spent:\n",
+            "        for node in order:\n"
+            "            if node._backward is _spent:\n"
+            "                _spent()  # refuse before a single gradient changes\n",
+            "        if self._backward is _spent:\n"
+            "            _spent()  # refuse before a single gradient changes\n",
             "backward() releases the whole graph, every interior node, not only its root"),
     Mistake("release-of-the-root-only", 7, "releases only the root, so a new root on an interior node walks back again",
             "            if node._prev and not retain_graph:\n",
