@@ -345,3 +345,19 @@ def test_a_maintainers_command_in_a_student_copy_is_refused_in_one_language(stud
     assert code == 2
     assert "kata mutate" in out and "kata --help" in out  # what was typed, and where the learner's commands are
     assert_in_language(out, lang)
+
+
+@pytest.mark.parametrize("font", [None, "IPAexGothic"], ids=["no-font", "font"])
+def test_kata_train_says_so_when_the_picture_falls_back_to_english(kata, capsys, monkeypatch, font):
+    pytest.importorskip("matplotlib")
+    from autograd_kata.pictures import train
+    monkeypatch.setattr(train, "picture_font", lambda lang: font if lang == "ja" else None)
+    code, out = kata_in(capsys, "ja", "train", "--steps", "2", "--impl", "solutions", "--out", str(kata / "t.png"))
+    assert code == 0, out
+    told = "図の文字は英語で描きました" in out
+    assert told == (font is None), out
+    if told:
+        assert "fonts-ipaexfont-gothic" in out and "Noto Sans CJK JP" in out
+    assert_in_language(out, "ja")
+    code, out = kata_in(capsys, "en", "train", "--steps", "2", "--impl", "solutions", "--out", str(kata / "t.png"))
+    assert code == 0 and "picture's words" not in out  # English needs no other font

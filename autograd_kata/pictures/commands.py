@@ -344,6 +344,10 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
         print(t("train.result_without", start=f"{start:.4f}", end=_safe_mse(trainer, unzeroed, xs, ys),
                 acc=f"{trainer.accuracy(unzeroed, xs, ys):.0%}"))
     print(t("train.wrote", path=target))
+    from autograd_kata.core.i18n import current_language
+    if trainer.picture_language() != current_language():  # no font draws the learner's language
+        fonts = trainer.FONTS.get(current_language(), ())[:2]
+        print(t("train.picture_in_english", fonts=t("check.kinds_sep").join(f"`{font}`" for font in fonts)))
     return 0
 
 
