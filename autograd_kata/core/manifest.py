@@ -68,8 +68,16 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
+class NoSuchStage(Refusal, ValueError):
+    """A stage number the manifest does not have (exit code 2): the message names the valid ones."""
+
+    def __init__(self, message: str):
+        super().__init__(message, code=2)
+
+
 def stage(number: int | str) -> Stage:
-    """The stage with this number; ValueError naming the valid ones otherwise."""
+    """The stage with this number; NoSuchStage (a ValueError, and a Refusal a command
+    need not catch) naming the valid ones otherwise."""
     try:
         n = int(number)
     except (TypeError, ValueError):
@@ -78,7 +86,7 @@ def stage(number: int | str) -> Stage:
         if s.number == n:
             return s
     valid = ", ".join(str(s.number) for s in STAGES)
-    raise ValueError(t("manifest.no_stage", number=repr(number), valid=valid))
+    raise NoSuchStage(t("manifest.no_stage", number=repr(number), valid=valid))
 
 
 # --- the student copy (kata release): which files it holds, in which role ----

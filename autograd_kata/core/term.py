@@ -39,3 +39,20 @@ def tolerant_output() -> None:
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError, OSError):
             pass
+
+
+def say(*parts, file=None):
+    """print(), flushed, that survives a reader going away (a closed pipe)."""
+    stream = file or sys.stdout
+    try:
+        print(*parts, file=stream, flush=True)
+    except BrokenPipeError:
+        # The reader went away (`kata check 3 | head -1`): stop writing, but let the
+        # command finish and return its own exit code. Python's recipe: point the
+        # descriptor at devnull so the interpreter's last flush cannot fail again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass

@@ -20,21 +20,15 @@ from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
-from autograd_kata.core.manifest import STAGES, Stage, find_root
+from autograd_kata.core.manifest import STAGES, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
-from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, say, stage_state, state_name, title
+from autograd_kata.core.term import say
+from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, stage_state, state_name, title
 
 LEVELS = (1, 2, 3)
 
 
 # The report and its output live in feedback.py, shared with watch.py.
-
-def pick_stage(number) -> Stage:
-    try:
-        return stage_numbered(number)
-    except ValueError as problem:
-        raise Refusal(str(problem), code=2) from None
-
 
 def width(text: str) -> int:
     """Columns ``text`` takes on a terminal: a kana or kanji takes two."""
@@ -104,7 +98,7 @@ def check(stage: str | None = None, everything: bool = False) -> int:
             say(style.green(f"{style.tick} {t('check.all_pass', k=len(STAGES), last=STAGES[-1].number)}"))
             return 0
     else:
-        s = pick_stage(stage)
+        s = stage_numbered(stage)
     result = results([s], root, fresh=True)[s.number]
     from autograd_kata.learner.feel import feel
     return 0 if report(result, root, style, everything=everything, feel=lambda st: feel(st, root)) else 1
@@ -148,7 +142,7 @@ def hint(stage: str | None = None, level: int | None = None) -> int:
             return 0
         say(style.dim(t("hint.current_stage", n=s.number)))
     else:
-        s = pick_stage(stage)
+        s = stage_numbered(stage)
     lang = current_language()
     tried = [lang] + [other for other in languages() if other != lang]
     path = next((root / s.hint_file(l) for l in tried if (root / s.hint_file(l)).is_file()), None)
@@ -192,7 +186,7 @@ def diff(stage: str, reveal: bool = False, previous: bool = False) -> int:
     from autograd_kata.core.build import strip_markers
     root = find_root()
     style = make_style()
-    s = pick_stage(stage)
+    s = stage_numbered(stage)
     if previous:  # what stage N adds to N-1: the stubs, or with --reveal the reference
         from autograd_kata.core.build import previous_diff
         try:
@@ -249,7 +243,7 @@ def reset(stage: str, yes: bool = False) -> int:
     from autograd_kata.core.build import backup
     from autograd_kata.core.state import PristineMissing, pristine_stub, write_atomic
     root = find_root()
-    s = pick_stage(stage)
+    s = stage_numbered(stage)
     path = root / s.source("exercises")
     try:
         stub = pristine_stub(s, root)
@@ -279,5 +273,5 @@ def reset(stage: str, yes: bool = False) -> int:
 def watch(stage: str | None = None, poll: bool = False) -> int:
     from autograd_kata.learner.watch import watch as watch_files
     root = find_root()
-    s = pick_stage(stage) if stage is not None else None
+    s = stage_numbered(stage) if stage is not None else None
     return watch_files(root, s, poll=poll)

@@ -10,19 +10,18 @@ reach it, a hang stops the stage, a crash comes before a wrong value.  Within
 a kind, the test file's order.  ``kata check N --all`` (and plain pytest)
 show every failing test.
 
-Output goes through :func:`say`, which survives a closed pipe (``kata check 3
+Output goes through :func:`autograd_kata.core.term.say`, which survives a closed pipe (``kata check 3
 | head -1`` keeps the stage's exit code) and a terminal that cannot show a
 character (it becomes ``?``).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
-from autograd_kata.core.term import cursor_ok, use_colour
+from autograd_kata.core.term import cursor_ok, say, use_colour
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
 
@@ -50,22 +49,6 @@ class Style:
 
 def make_style(stream=None) -> Style:
     return Style(use_colour(stream), stream)
-
-
-def say(*parts, file=None):
-    stream = file or sys.stdout
-    try:
-        print(*parts, file=stream, flush=True)
-    except BrokenPipeError:
-        # The reader went away (`kata check 3 | head -1`): stop writing, but let the
-        # command finish and return its own exit code. Python's recipe: point the
-        # descriptor at devnull so the interpreter's last flush cannot fail again.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError):
-            pass
 
 
 # --- results ----------------------------------------------------------------

@@ -18,22 +18,11 @@ from pathlib import Path
 from autograd_kata.core import manifest
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
-from autograd_kata.core.term import use_colour
+from autograd_kata.core.term import say, use_colour
 
 PICTURES_EXTRA = "pip install -e '.[pictures]'"
 
 # ------------------------------------------------------------------ helpers
-
-
-def _say(*parts, file=None) -> None:
-    print(*parts, file=file or sys.stderr)
-
-
-def _stage(number):
-    try:
-        return manifest.stage(number)
-    except ValueError as error:
-        raise Refusal(str(error), code=2) from None
 
 
 def _kata_root() -> Path:
@@ -76,7 +65,7 @@ def _open_in_browser(path: Path) -> None:
     except Exception:  # no browser at all, a broken BROWSER variable, ...
         opened = False
     if not opened:
-        _say(t("train.open", url=url))
+        say(t("train.open", url=url), file=sys.stderr)
 
 
 # ------------------------------------------------------------------ graph
@@ -188,7 +177,7 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
                   out: str | None = None, no_backward: bool = False, open_it: bool = False) -> int:
     from autograd_kata.pictures import graph
 
-    stage = _stage(stage)
+    stage = manifest.stage(stage)
     try:
         inputs = _parse_sets(sets)
     except BadExpression as error:
@@ -223,9 +212,9 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
             except Exception as error:
                 if not _is_stub(error):
                     raise _engine_failed(error, where, impl, "backward()") from None
-                _say(t("graph.backward_unwritten", error=stub_said(error)))
+                say(t("graph.backward_unwritten", error=stub_said(error)), file=sys.stderr)
         else:
-            _say(t("graph.no_backward", n=stage.number))
+            say(t("graph.no_backward", n=stage.number), file=sys.stderr)
     title = f"{title}   ({where}, {when})"
 
     color = use_colour(sys.stdout)
@@ -239,7 +228,7 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
     print(graph.text_tree(root, names, ascii=ascii_only, color=color), end="")
     wants_picture = out is None or out.suffix.lower().lstrip(".") in graph.GRAPHVIZ_FORMATS
     if wants_picture and not graph.find_dot():
-        _say(graph.INSTALL_GRAPHVIZ)
+        say(graph.INSTALL_GRAPHVIZ, file=sys.stderr)
         return 0
     target = out or _default_out("graph.svg")
     try:
@@ -308,14 +297,14 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
             # a one-point step on a throwaway model: an unwritten stub shows up now
             probe = engine.MLP(2, [1], seed=seed)
             engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
-            _say(t("train.training", where=where, hidden=", ".join(map(str, trainer.HIDDEN)), points=len(xs),
-                   steps=steps, batch=min(batch, len(xs))))
+            say(t("train.training", where=where, hidden=", ".join(map(str, trainer.HIDDEN)), points=len(xs),
+                  steps=steps, batch=min(batch, len(xs))), file=sys.stderr)
             both = {"zero_grad": True} if no_zero_grad else {}
             model, losses, start = trainer.fit(engine, xs, ys, steps=steps, lr=lr, batch=batch,
                                         seed=seed, progress=trainer.Progress(steps), **both)
             without = None
             if no_zero_grad:  # the same loop and seed, minus model.zero_grad()
-                _say(t("train.again_without"))
+                say(t("train.again_without"), file=sys.stderr)
                 unzeroed, without, _ = trainer.fit(engine, xs, ys, steps=steps, lr=lr,
                                                    batch=batch, seed=seed,
                                                    progress=trainer.Progress(steps), zero_grad=False)
@@ -327,8 +316,8 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
                 raise Refusal(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)),
                               where=None) from None
             if _is_stub(error) and impl == "exercises":
-                _say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)))
-                _say(t("train.using_reference"))
+                say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)), file=sys.stderr)
+                say(t("train.using_reference"), file=sys.stderr)
                 impl = "solutions"
                 continue
             raise _engine_failed(error, where, impl, t("train.doing.train")) from None
