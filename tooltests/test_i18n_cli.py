@@ -361,3 +361,19 @@ def test_kata_train_says_so_when_the_picture_falls_back_to_english(kata, capsys,
     assert_in_language(out, "ja")
     code, out = kata_in(capsys, "en", "train", "--steps", "2", "--impl", "solutions", "--out", str(kata / "t.png"))
     assert code == 0 and "picture's words" not in out  # English needs no other font
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("argv", [
+    ("graph", "--expr", "a + q"), ("graph", "--expr", "a.__class__"), ("graph", "--expr", "(a +"),
+    ("graph", "--expr", "2 + 3"), ("graph", "--set", "x"), ("graph", "--set", "x=lots"),
+    ("graph", "--expr", "a * b", "--impl", "solutions", "--out", "g.jpg"), ("explore", "--x", "nan"),
+], ids=["unset-name", "not-allowed", "syntax", "plain-number", "set-shape", "set-number", "bad-suffix", "bad-x"])
+def test_a_wrong_picture_request_is_refused_in_one_language(kata, capsys, lang, argv):
+    code, out = kata_in(capsys, lang, *argv)
+    assert code == 2, out
+    assert len(out.strip().splitlines()) == 1 and out.startswith(f"kata {argv[0]}: "), out
+    said = out.replace(f"kata {argv[0]}: ", "")
+    for word in argv[1:]:  # the learner's own words, echoed back
+        said = said.replace(repr(word), "").replace(repr(word.partition("=")[2]), "")
+    assert_in_language(said, lang)

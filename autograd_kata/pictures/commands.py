@@ -73,8 +73,6 @@ def _open_in_browser(path: Path) -> None:
 DEFAULT_INPUTS = {"a": 2.0, "b": -3.0, "c": 6.5}
 METHODS = ("tanh", "exp", "relu")
 _BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-EXPR_HELP = ("numbers, input names (a, b, c or any set with --set), + - * / **, unary -, "
-             "and .tanh() .exp() .relu() (or tanh(x), exp(x), relu(x))")
 
 
 class BadExpression(ValueError):
@@ -87,11 +85,11 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
     allowed (no calls, attributes or names beyond those). Returns the root and
     ``{name: leaf}``; a name used twice is one leaf, so reuse shows in the graph."""
     if len(expr) > 500:
-        raise BadExpression("--expr is longer than 500 characters")
+        raise BadExpression(t("graph.expr.too_long", limit=500))
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as error:
-        raise BadExpression(f"--expr {expr!r} is not an expression: {error.msg}") from None
+        raise BadExpression(t("graph.expr.syntax", expr=repr(expr), python=error.msg)) from None
     leaves: dict[str, object] = {}
 
     def number(node):
@@ -104,7 +102,7 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
             return node.value
         if isinstance(node, ast.Name):
             if node.id not in inputs:
-                raise BadExpression(f"--expr uses {node.id!r}: give it a value with --set {node.id}=1.5")
+                raise BadExpression(t("graph.expr.unset", name=node.id))
             if node.id not in leaves:
                 leaves[node.id] = Value(float(inputs[node.id]))
             return leaves[node.id]
@@ -131,11 +129,11 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
                 return getattr(ev(func.value), func.attr)()
             if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
                 return getattr(ev(node.args[0]), func.id)()
-        raise BadExpression(f"--expr: {ast.unparse(node)!r} is not allowed; use {EXPR_HELP}")
+        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node))))
 
     root = ev(tree)
     if not all(hasattr(root, attr) for attr in ("data", "_prev")):
-        raise BadExpression(f"--expr {expr!r} is a plain number, not a Value: use an input name")
+        raise BadExpression(t("graph.expr.number", expr=repr(expr)))
     return root, leaves
 
 
@@ -145,11 +143,11 @@ def _parse_sets(pairs) -> dict[str, float]:
         name, sep, number = pair.partition("=")
         name = name.strip()
         if not sep or not name.isidentifier() or name in METHODS:
-            raise BadExpression(f"--set {pair!r}: write NAME=NUMBER, e.g. --set x=1.5")
+            raise BadExpression(t("graph.set.shape", pair=repr(pair)))
         try:
             values[name] = float(number)
         except ValueError:
-            raise BadExpression(f"--set {pair!r}: {number.strip()!r} is not a number") from None
+            raise BadExpression(t("graph.set.number", pair=repr(pair), number=repr(number.strip()))) from None
     return values
 
 
@@ -178,6 +176,8 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
     from autograd_kata.pictures import graph
 
     stage = manifest.stage(stage)
+    if out is not None and Path(out).suffix.lower().lstrip(".") not in ("txt", "dot", "gv", *graph.GRAPHVIZ_FORMATS):
+        raise Refusal(t("graph.bad_suffix", name=repr(Path(out).name)), code=2, where="graph")  # before any work
     try:
         inputs = _parse_sets(sets)
     except BadExpression as error:
@@ -228,7 +228,7 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
     print(graph.text_tree(root, names, ascii=ascii_only, color=color), end="")
     wants_picture = out is None or out.suffix.lower().lstrip(".") in graph.GRAPHVIZ_FORMATS
     if wants_picture and not graph.find_dot():
-        say(graph.INSTALL_GRAPHVIZ, file=sys.stderr)
+        say(t("graph.install_graphviz"), file=sys.stderr)
         return 0
     target = out or _default_out("graph.svg")
     try:

@@ -44,12 +44,12 @@ def _html(msgid: str, lang: str) -> str:
 def page(fn: str = "tanh", x: float = 0.5, lang: str | None = None) -> str:
     """The explorer's HTML, starting on function ``fn`` at input ``x``, in
     ``lang`` (default: the learner's language)."""
-    from autograd_kata.core.i18n import current_language, raw
+    from autograd_kata.core.i18n import current_language, raw, t
     lang = current_language(lang)
     if fn not in FUNCTIONS:
-        raise ValueError(f"no function {fn!r}; choose one of {', '.join(FUNCTIONS)}")
+        raise ValueError(t("explore.no_function", fn=repr(fn), choices=", ".join(FUNCTIONS)))
     if not math.isfinite(x):
-        raise ValueError(f"x must be a finite number, not {x!r}")
+        raise ValueError(t("explore.bad_x", x=repr(x)))
     template = resources.files("autograd_kata.pictures").joinpath("explore.html").read_text(encoding="utf-8")
     for marker in (_CONFIG, _TEXT):
         if marker not in template:

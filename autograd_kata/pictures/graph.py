@@ -23,13 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autograd_kata.core.i18n import t
+
 GRAPHVIZ_FORMATS = ("svg", "png", "pdf")
-INSTALL_GRAPHVIZ = (
-    "Graphviz's `dot` program was not found, so here is the text tree instead. For a "
-    "picture, install Graphviz (Debian/Ubuntu: sudo apt install graphviz; macOS: brew "
-    "install graphviz; Windows: winget install graphviz; see https://graphviz.org/download/) "
-    "and run this again."
-)
 MAX_TEXT_NODES = 300  # a text tree longer than this is cut, with a count of the rest
 MAX_PICTURE_NODES = 1000  # Graphviz takes ~10 s at 2,000 nodes, and no one can read that picture
 
@@ -200,13 +196,10 @@ def render(root, out, names=None, *, title: str | None = None, dot: str | None =
         out.write_text(text_tree(root, names), encoding="utf-8")
         return out
     if kind not in GRAPHVIZ_FORMATS + ("dot", "gv"):
-        raise ValueError(f"cannot draw to {out.name!r}: use .svg, .png, .pdf, .dot or .txt")
+        raise ValueError(t("graph.bad_suffix", name=repr(out.name)))
     size = len(Graph(root).nodes)
     if size > max_nodes:
-        raise ValueError(
-            f"this graph has {size} Values: Graphviz would take long and the picture could not be "
-            f"read. Draw a smaller one (the loss of one data point, a smaller model), write a .txt "
-            f"tree, or pass max_nodes={size} to insist.")
+        raise ValueError(t("graph.too_big", size=size))
     out.parent.mkdir(parents=True, exist_ok=True)
     source = to_dot(root, names, title=title)
     if kind in ("dot", "gv"):
@@ -214,7 +207,7 @@ def render(root, out, names=None, *, title: str | None = None, dot: str | None =
         return out
     dot = dot or find_dot()
     if not dot:
-        raise FileNotFoundError(INSTALL_GRAPHVIZ)
+        raise FileNotFoundError(t("graph.install_graphviz"))
     done = subprocess.run([dot, f"-T{kind}", "-o", str(out)], input=source.encode(),
                           capture_output=True, timeout=120)
     if done.returncode != 0:
@@ -233,7 +226,7 @@ def draw(root, out=None, names=None, *, title: str | None = None, quiet: bool = 
             tree = text_tree(root, names, ascii=not can_print_box())
             if not quiet:
                 print(tree, end="")
-                print(INSTALL_GRAPHVIZ, file=sys.stderr)
+                print(t("graph.install_graphviz"), file=sys.stderr)
             return tree
         out = Path(".kata") / "graph.svg"
     path = render(root, out, names, title=title)
