@@ -377,3 +377,14 @@ def test_a_wrong_picture_request_is_refused_in_one_language(kata, capsys, lang, 
     for word in argv[1:]:  # the learner's own words, echoed back
         said = said.replace(repr(word), "").replace(repr(word.partition("=")[2]), "")
     assert_in_language(said, lang)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_a_stage_module_that_does_not_import_is_named_in_one_language(kata, capsys, lang):
+    (kata / stage(8).source("exercises")).write_text("class Value(:\n", encoding="utf-8")
+    code, out = kata_in(capsys, lang, "graph")
+    assert code == 1 and "exercises/stage08_mlp.py" in out and "SyntaxError" in out, out
+    said = out.replace("kata graph: ", "").split("SyntaxError")[0]  # Python's own words after it
+    assert_in_language(said, lang)
+    code, out = kata_in(capsys, lang, "diff", "3", "--previous")
+    assert code == 0 and ("（スタブ）" in out) == (lang == "ja") and ("(stub)" in out) == (lang == "en"), out

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
 
 PRISTINE_DIR = ".kata-pristine"  # a student copy's untouched stubs (written by kata release)
@@ -267,15 +268,14 @@ def previous_diff(root: Path, stage: Stage, reveal: bool = False) -> list[str]:
             text = reference.read_text(encoding="utf-8")
             if reveal:
                 return s.source("solutions"), strip_markers(text).splitlines()
-            return f"{s.source('exercises')} (stub)", stub_source(text, s, str(reference)).splitlines()
+            return t("diff.stub_label", file=s.source("exercises")), stub_source(text, s, str(reference)).splitlines()
         if reveal:
-            raise FileNotFoundError(f"this copy has no reference ({s.source('solutions')}); "
-                                    f"without --reveal, kata diff {stage.number} --previous compares the stubs")
+            raise FileNotFoundError(t("diff.previous_no_reference", file=s.source("solutions"), n=stage.number))
         pristine = pristine_path(root, s)
         if not pristine.is_file():
-            raise FileNotFoundError(f"neither {s.source('solutions')} nor {pristine.relative_to(root)} is here, "
-                                    f"so there is no untouched stage {s.number} to compare")
-        return f"{s.source('exercises')} (stub)", pristine.read_text(encoding="utf-8").splitlines()
+            raise FileNotFoundError(t("diff.previous_nothing", file=s.source("solutions"),
+                                      pristine=pristine.relative_to(root).as_posix(), n=s.number))
+        return t("diff.stub_label", file=s.source("exercises")), pristine.read_text(encoding="utf-8").splitlines()
 
     def without_banner(s: Stage, lines: list[str]) -> list[str]:
         return [line for line in lines if line.strip() != banner(s).strip()]

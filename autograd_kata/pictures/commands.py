@@ -44,9 +44,9 @@ def _load(impl: str, stage):
         return importlib.import_module(name)
     except Exception as error:
         sys.modules.pop(name, None)
-        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) and error.lineno else ""
-        raise ImportError(f"{impl}/{stage.module}.py does not import{where}: "
-                          f"{type(error).__name__}: {error}") from None
+        line = error.lineno if isinstance(error, SyntaxError) and error.lineno else None
+        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import", file=f"{impl}/{stage.module}.py",
+                            line=line, error=f"{type(error).__name__}: {error}")) from None
 
 
 def _is_stub(error: BaseException) -> bool:
