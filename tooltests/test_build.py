@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.build import (
     ENGINE,
     MarkerError,
@@ -121,9 +122,9 @@ def test_check_names_a_stale_reference_module_too(copy):
 
 def test_build_without_the_engine_source_refuses(copy):
     shutil.rmtree(copy / "reference")
-    lines = []
-    assert build(copy, out=lines.append) == 2
-    assert "kata reset" in " ".join(lines) and ENGINE in lines[0]
+    with pytest.raises(Refusal) as refused:
+        build(copy)
+    assert refused.value.code == 2 and "kata reset" in refused.value.line() and ENGINE in refused.value.line()
 
 
 # --- cutting the one engine source --------------------------------------------------

@@ -29,6 +29,7 @@ from autograd_kata.classroom.release import (
     student_pyproject,
     student_readme,
 )
+from autograd_kata.core.errors import Refusal
 from autograd_kata.cli import AUDIENCE, NOT_IN_A_STUDENT_COPY
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions
 from autograd_kata.core.manifest import RELEASE_FILE, STAGES, impl_problem, stage, student_role
@@ -318,9 +319,11 @@ def test_release_never_writes_into_a_non_empty_folder(tmp_path):
     dest = tmp_path / "taken"
     dest.mkdir()
     (dest / "mine.txt").write_text("keep me")
-    said = []
-    assert release(ROOT, dest, out=said.append) == 2
-    assert [p.name for p in dest.iterdir()] == ["mine.txt"] and "refusing" in said[0]
+    with pytest.raises(Refusal) as refused:
+        release(ROOT, dest)
+    assert refused.value.code == 2 and "refusing" in refused.value.line()
+    assert refused.value.line().startswith("kata release: ")
+    assert [p.name for p in dest.iterdir()] == ["mine.txt"]
 
 
 def test_a_planted_leak_makes_the_release_refuse(tmp_path):

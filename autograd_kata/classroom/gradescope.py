@@ -21,6 +21,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from autograd_kata.core.errors import Refusal
+
 # the student copy's files the grader needs
 NEEDED = ("autograd_kata/", "tests/", "exercises/", "conftest.py", "pyproject.toml", "README.md")
 
@@ -85,11 +87,9 @@ def build_autograder(root: Path, zip_path: Path, out=print) -> int:
 
     root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
     if not (root / "solutions").is_dir():
-        out(f"kata grade --autograder: {root} has no solutions/; run it in the maintainers' repository.")
-        return 2
+        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2, where="grade --autograder")
     if zip_path.exists():
-        out(f"kata grade --autograder: {zip_path} exists; refusing to overwrite it.")
-        return 2
+        raise Refusal(f"{zip_path} exists; refusing to overwrite it.", 2, where="grade --autograder")
     with tempfile.TemporaryDirectory(prefix="kata-autograder-") as tmp:
         staging = Path(tmp) / "source"
         staging.mkdir()

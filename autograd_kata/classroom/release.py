@@ -30,6 +30,7 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.core.build import PRISTINE_DIR
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import PROTECTED_ROLES, RELEASE_FILE, STAGES, Stage, student_role
 
 WORKFLOW = ".github/workflows/classroom.yml"
@@ -386,17 +387,15 @@ def _exercise_stage(rel: str) -> Stage | None:
 
 def release(root: Path, dest: Path, out=print, with_diff: bool = False) -> int:
     """Write a student copy of ``root`` to ``dest``. Exit code: 0 done, 1 a leak
-    (nothing is left behind), 2 refused (``dest`` not empty, no reference)."""
+    (nothing is left behind); ``Refusal`` (code 2) when ``dest`` is not empty or
+    there is no reference."""
     root, dest = Path(root).resolve(), Path(dest).resolve()
     if not (root / "solutions").is_dir():
-        out(f"kata release: {root} has no solutions/; run it in the maintainers' repository.")
-        return 2
+        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2, where="release")
     if dest == root or root in dest.parents:
-        out(f"kata release: {dest} is inside the kata itself; choose a folder outside {root}.")
-        return 2
+        raise Refusal(f"{dest} is inside the kata itself; choose a folder outside {root}.", 2, where="release")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        out(f"kata release: {dest} exists and is not an empty folder; refusing to overwrite it.")
-        return 2
+        raise Refusal(f"{dest} exists and is not an empty folder; refusing to overwrite it.", 2, where="release")
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.kata-release-", dir=dest.parent))
     try:

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
 
@@ -312,14 +313,12 @@ def build(root: Path, check: bool = False, out=print) -> int:
     cut from the engine source. Returns an exit code."""
     root = Path(root)
     if not (root / ENGINE).is_file():
-        out(f"kata build needs {ENGINE} (the reference engine), which this copy does not have.")
-        out("To restore one stage's stub in a student copy, use: kata reset N")
-        return 2
+        raise Refusal(f"kata build needs {ENGINE} (the reference engine), which this copy does not have.\n"
+                      "To restore one stage's stub in a student copy, use: kata reset N", 2, where=None)
     try:
         wanted = expected_files(root)
     except MarkerError as error:
-        out(f"kata build: {error}")
-        return 2
+        raise Refusal(str(error), 2, where="build") from None
     stale = [p for p, text in wanted.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
     if check:
         for path in stale:

@@ -25,6 +25,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES
 
 EQUIVALENTS = "autograd_kata/maintainer/equivalent_mutants.json"
@@ -162,13 +163,11 @@ def gate(root, out=print, max_children: int = 2) -> int:
     root = Path(root)
     from importlib.util import find_spec
     if find_spec("mutmut") is None:
-        out("mutation gate: mutmut is not installed; pip install -e '.[dev]'")
-        return 2
+        raise Refusal("mutation gate: mutmut is not installed; pip install -e '.[dev]'", 2, where=None)
     try:
         equivalents = load_equivalents(root)
     except ValueError as error:  # json.JSONDecodeError is a ValueError
-        out(f"mutation gate: {error}")
-        return 2
+        raise Refusal(f"mutation gate: {error}", 2, where=None) from None
 
     shutil.rmtree(root / "mutants", ignore_errors=True)  # its cache does not notice test edits
     log_path = root / LOG
