@@ -380,8 +380,10 @@ def test_a_wrong_picture_request_is_refused_in_one_language(kata, capsys, lang, 
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
-def test_a_stage_module_that_does_not_import_is_named_in_one_language(kata, capsys, lang):
+def test_a_stage_module_that_does_not_import_is_named_in_one_language(kata, capsys, monkeypatch, lang):
     (kata / stage(8).source("exercises")).write_text("class Value(:\n", encoding="utf-8")
+    for name in [name for name in sys.modules if name.split(".")[0] == "exercises"]:
+        monkeypatch.delitem(sys.modules, name)  # another test of this process imported another kata's
     code, out = kata_in(capsys, lang, "graph")
     assert code == 1 and "exercises/stage08_mlp.py" in out and "SyntaxError" in out, out
     said = out.replace("kata graph: ", "").split("SyntaxError")[0]  # Python's own words after it
