@@ -7,17 +7,9 @@ import sys
 
 def use_colour(stream=None) -> bool:
     """Colour on a terminal; never with NO_COLOR (https://no-color.org); FORCE_COLOR forces it."""
-    stream = stream or sys.stdout
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return bool(os.environ.get("FORCE_COLOR")) or cursor_ok(stream)
 
 
 def cursor_ok(stream=None) -> bool:

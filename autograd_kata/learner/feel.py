@@ -20,6 +20,7 @@ import types
 from pathlib import Path
 
 from autograd_kata.core.i18n import child_env, t
+from autograd_kata.core.training import step
 
 TIME_LIMIT = 20.0  # seconds for the whole demonstration
 STAGES_WITH_NUMBERS = (6, 7, 8)
@@ -144,14 +145,8 @@ def mlp_fit(engine, zero_grad: bool, steps: int = 40, lr: float = 0.1) -> float:
     model = engine.MLP(2, [4, 4, 1], seed=0)
     loss = None
     for _ in range(steps):
-        errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
-        loss = sum(errors, engine.Value(0.0)) / len(errors)
-        if zero_grad:
-            model.zero_grad()
-        loss.backward()
-        for p in model.parameters():
-            p.data -= lr * p.grad
-    return loss.data
+        loss = step(engine, model, xs, ys, lr, zero_grad)
+    return loss
 
 
 def stage8(root: Path) -> list[str]:

@@ -15,6 +15,8 @@ import random
 import sys
 import time
 
+from autograd_kata.core.training import step
+
 HIDDEN = (8, 8)
 
 # Fonts that draw Japanese, as matplotlib names them (Linux, macOS, Windows).
@@ -123,19 +125,6 @@ def accuracy(model, xs, ys) -> float:
 def mse(model, xs, ys) -> float:
     """The mean squared error over all the points (forward passes only)."""
     return sum((score(model, x) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
-
-
-def step(engine, model, xs, ys, lr: float, zero_grad: bool = True) -> float:
-    """One gradient-descent step on the mean squared error, as the reference
-    ``train()`` takes it, with or without ``model.zero_grad()``; the loss."""
-    errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
-    loss = sum(errors, engine.Value(0.0)) / len(errors)
-    if zero_grad:
-        model.zero_grad()
-    loss.backward()
-    for p in model.parameters():
-        p.data -= lr * p.grad
-    return float(loss.data)
 
 
 def fit(engine, xs, ys, *, steps: int = 200, lr: float = 0.2, batch: int = 16,
