@@ -113,7 +113,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("--with-diff", action="store_true", help="help.release.with_diff"))),
     Command("grade", "instructors", f"{CLASSROOM}:grade", (
         arg("--submission", metavar="DIR", help="help.grade.submission"),
-        arg("--format", dest="fmt", choices=From("autograd_kata.classroom.grade:FORMATS"), default="text",
+        arg("--format", dest="fmt", choices=From("autograd_kata.classroom.formats:FORMATS"), default="text",
             help="help.grade.format"),
         arg("--out", metavar="PATH", help="help.grade.out"),
         arg("--stage", dest="stages", action="append", metavar="N", help="help.grade.stage"),

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom.grade import Report, as_gradescope, as_json, as_junit, as_text, grade
+from autograd_kata.classroom.formats import as_gradescope, as_json, as_junit, as_text
+from autograd_kata.classroom.grade import Report, grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.classroom.release import scan

@@ -54,10 +54,11 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     if out and Path(out).is_file():
         Path(out).unlink()  # an old report must not pass for this grading's if this one dies
     report = g.grade(submission, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs)
+    from autograd_kata.classroom.formats import as_text, write
     try:
-        g.write(report, fmt, out)
+        write(report, fmt, out)
     except OSError as error:
-        print(g.as_text(report), end="")  # the scores are not lost, then the refusal says why
+        print(as_text(report), end="")  # the scores are not lost, then the refusal says why
         raise Refusal(f"could not write {out}: {error}", code=2, where="grade") from None
     return 0 if report.score == report.max_score else 1
 
