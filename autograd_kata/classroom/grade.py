@@ -52,8 +52,9 @@ from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.runner import Tally, plugin_args
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
-# the hidden checks use Hypothesis; the rest is every run's plugin list (runner.plugin_args)
-JUDGE_PLUGINS = dict(also=("hypothesispytest",), modules=("autograd_kata.classroom.judge",))
+# every run's plugin list (runner.plugin_args), and the judge's own; the hidden checks use
+# Hypothesis without its pytest plugin, which that list blocks in every run alike
+JUDGE_PLUGINS = dict(modules=("autograd_kata.classroom.judge",))
 MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
 SKIP_DIRS = ("solutions", "__pycache__", "node_modules", "venv")
 

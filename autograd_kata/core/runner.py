@@ -156,13 +156,13 @@ def needed_plugins(names=PLUGINS) -> list[str]:
     return [arg for name in names if name in found for arg in ("-p", found[name])]
 
 
-def plugin_args(also=(), modules=()) -> list[str]:
+def plugin_args(modules=()) -> list[str]:
     """The plugins of every pytest run of ours, learner's and grader's alike (with
-    auto-loading off): ``BLOCKED_PLUGINS`` refused, ``PLUGINS`` (and the entry
-    points ``also``) loaded by name, then our results plugin and ``modules``."""
+    auto-loading off): ``BLOCKED_PLUGINS`` refused, ``PLUGINS`` loaded by name,
+    then our results plugin and ``modules``."""
     blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")]
     ours = [arg for module in ("autograd_kata.core.results", *modules) for arg in ("-p", module)]
-    return blocked + needed_plugins((*PLUGINS, *also)) + ours
+    return blocked + needed_plugins() + ours
 
 
 def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None) -> list[str]:
