@@ -161,8 +161,9 @@ def graphs(ops, reuse, max_depth=4):
             return steps[i][2] if steps[i][0] == "leaf" else values[i]
 
         root = node(max_depth)
-        if root != len(steps) - 1:  # the root must be the last step
-            steps.append(("add_n", (root,), 0.5))
+        if root != len(steps) - 1:  # the root must be the last step: add a constant leaf to it,
+            half = add(("leaf", (), 0.5), None)  # with + and a leaf, which every stage has
+            add(("add", (root, half), None), None)  # (a constant operand, `+ 0.5`, needs stage 3)
         return steps
 
     return steps_of_a_graph()

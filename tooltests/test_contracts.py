@@ -224,3 +224,20 @@ def test_the_property_tests_catch_a_mistake_on_their_own(mistake_id, hidden, tmp
     assert done.returncode == 1 and "1 failed" in output, (
         f"stage {mistake.stage} with {mistake.says}: the property test did not fail\n{output[-3000:]}")
     assert "central differences" in output or "retain_graph" in output, output[-3000:]
+
+
+@pytest.mark.parametrize("stage_ops,reuse", [(2, False), (3, False), (4, False), (4, True)])
+def test_random_graphs_use_only_the_operations_of_their_stage(stage_ops, reuse, monkeypatch):
+    """Under a hidden seed a right engine must never meet an operation its stage has not
+    taught: a graph whose root needed fixing once ended in `+ 0.5`, a constant operand
+    that stage 2 cannot take (seed 130 failed the stage-2 reference)."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    import graphs
+    allowed = {"leaf", *graphs.ops_up_to(stage_ops)}
+    for hidden in ("130", "163", "165", "245", "258", *map(str, range(1, 60))):
+        monkeypatch.setattr(graphs, "HIDDEN", hidden)
+        seen = []
+        graphs.for_all(graphs.SMALL, graphs.graphs(graphs.ops_up_to(stage_ops), reuse=reuse), seen.append)
+        for steps in seen:
+            assert {op for op, _, _ in steps} <= allowed, (hidden, steps)
+            assert all(a < i for i, (_, args, _) in enumerate(steps) for a in args), (hidden, steps)
