@@ -49,3 +49,14 @@ def run_kata(capsys, *argv):
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def fresh_copy(template: Path, tmp_path: Path, monkeypatch, unset=()) -> Path:
+    """A copy of ``template`` to break freely, as the working directory, with the
+    environment variables ``unset`` removed for the test."""
+    root = tmp_path / "kata"
+    shutil.copytree(template, root)
+    monkeypatch.chdir(root)
+    for var in unset:
+        monkeypatch.delenv(var, raising=False)
+    return root

@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from kit import fresh_copy
 from autograd_kata import cli
 from autograd_kata.core import i18n, runner, state
 from autograd_kata.core.manifest import STAGES, stage
@@ -54,11 +55,7 @@ def template(tmp_path_factory):
 
 @pytest.fixture
 def kata(template, tmp_path, monkeypatch):
-    root = tmp_path / "kata"
-    shutil.copytree(template, root)
-    monkeypatch.chdir(root)
-    for var in LANG_VARS:
-        monkeypatch.delenv(var, raising=False)
+    root = fresh_copy(template, tmp_path, monkeypatch, unset=LANG_VARS)
     monkeypatch.setenv("NO_COLOR", "1")
     i18n.reset()
     yield root

@@ -20,7 +20,7 @@ from autograd_kata import cli
 from autograd_kata.core import state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
-from kit import run_kata
+from kit import fresh_copy, run_kata
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,12 +77,7 @@ def template(tmp_path_factory):
 
 @pytest.fixture
 def kata(template, tmp_path, monkeypatch):
-    root = tmp_path / "kata"
-    shutil.copytree(template, root)
-    monkeypatch.chdir(root)
-    for var in COLOUR_VARS:
-        monkeypatch.delenv(var, raising=False)
-    return root
+    return fresh_copy(template, tmp_path, monkeypatch, unset=COLOUR_VARS)
 
 
 
