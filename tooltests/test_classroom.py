@@ -225,8 +225,8 @@ def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):
 
 def test_the_report_says_first_when_there_was_no_uid_isolation():
     from autograd_kata.classroom import jail
-    report = Report("somewhere", [], isolated=False, isolation=jail.isolation()[1] if not jail.is_root() else
-                    "uid isolation was not available (the grader is not root): ...")
+    line = jail.Isolation("none", "isolation.why.no_userns").line
+    report = Report("somewhere", [], isolated=False, isolation=line)
     assert as_text(report).splitlines()[0].startswith("uid isolation was not available")
     assert json.loads(as_gradescope(report))["output"].startswith("uid isolation was not available")
     assert next(iter(json.loads(as_json(report)))) == "isolation"
@@ -234,8 +234,10 @@ def test_the_report_says_first_when_there_was_no_uid_isolation():
 
 def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_says_so(tmp_path, monkeypatch):
     from autograd_kata.classroom import jail
-    line = "uid isolation was not available (the grader is not root): stand-in for a non-root run"
-    monkeypatch.setattr(jail, "isolation", lambda: (False, line))
+    found = jail.Isolation("none", "isolation.why.no_userns")
+    monkeypatch.setattr(jail, "detect", lambda: found)
+    line = found.line
+    assert line.startswith("uid isolation was not available (the grader is not root and this machine refuses")
     folder = submission(tmp_path, {2: stub(2)})
     report = grade(folder, ROOT, stages=[stage(1), stage(2)])
     assert by_stage(report)[1].ok and by_stage(report)[2].score == 0

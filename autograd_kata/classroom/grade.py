@@ -17,7 +17,8 @@ Two processes per stage, one direction of trust (see README, "For instructors"):
 * the **sandbox**: started by the judge through ``jail.launcher``; it imports
   only the submitted ``exercises/stageNN_*.py`` of that stage, from a stage
   folder that holds nothing else, and answers the judge's questions with data.
-  As root it runs as ``kata-sandbox`` in a jail that shows it only that folder
+  It runs in the strongest jail the machine allows (``jail.py``: as root, a user of
+  the sandbox pool, in namespaces or a chroot), which shows it only that folder
   and the standard library (``jail.py``).
 
 A stage counts only what its judge reports: every test the judge collected
@@ -30,7 +31,6 @@ and only the grader writes it, in one of ``formats.FORMATS`` (``formats.py``).
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom import jail
+from autograd_kata.classroom import jail, jailroot, pool
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.runner import Tally, plugin_args
 
@@ -56,6 +56,10 @@ POLICY = "all or nothing per stage: a stage earns its points only when every one
 # Hypothesis without its pytest plugin, which that list blocks in every run alike
 JUDGE_PLUGINS = dict(modules=("autograd_kata.classroom.judge",))
 MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
+# what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
+# a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
+# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
 SKIP_DIRS = ("solutions", "__pycache__", "node_modules", "venv")
 
 
@@ -202,7 +206,7 @@ def judge_folder(grader_root: Path, dest: Path) -> None:
 def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
     """What the sandbox sees: ``exercises/__init__.py`` (empty) and the one
     submitted file, readable by all, writable by none but the grader."""
-    (dest / "exercises").mkdir(parents=True)
+    (dest / "exercises").mkdir(parents=True)  # dest may exist (a chroot's stage folder)
     (dest / "exercises" / "__init__.py").write_bytes(b"")
     shutil.copyfile(source, dest / stage.source("exercises"))
     for path in (dest, dest / "exercises"):
@@ -309,10 +313,15 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
         grade.reason = f"{grade.source} is not a regular file under {MAX_FILE} bytes"
         return grade
     judge = scratch / f"judge{stage.number:02d}"
-    folder = scratch / f"stage{stage.number:02d}"
+    root = env.get(jail.ENV_ROOT)  # the chroot mode: the stage's folder must be inside the jail's root
+    folder = jailroot.stage_folder(Path(root)) if root else scratch / f"stage{stage.number:02d}"
     judge_folder(grader_root, judge)
-    stage_folder(source, stage, folder)
-    run = _run(judge_args(judge, stage, folder), judge, env, stage_timeout, judge / "judge.log")
+    try:
+        stage_folder(source, stage, folder)
+        run = _run(judge_args(judge, stage, folder), judge, env, stage_timeout, judge / "judge.log")
+    finally:
+        if root:
+            shutil.rmtree(folder, ignore_errors=True)
     grade.seconds = run.seconds
     collected = _read_json(judge / "collected.json")
     results = _read_json(judge / "results.json")
@@ -326,6 +335,7 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
         for entry in results["tests"]:
             if isinstance(entry, dict) and isinstance(entry.get("nodeid"), str):
                 reported[entry["nodeid"]] = entry
+    budget = MAX_STAGE_MESSAGES
     for nodeid in ids:
         entry = reported.get(nodeid)
         if entry is None:
@@ -333,8 +343,9 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
         else:
             status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
                 else "missing"
-            grade.tests.append(TestResult(nodeid, status, str(entry.get("message") or ""),
-                                          float(entry.get("duration") or 0.0)))
+            message = _bounded(str(entry.get("message") or ""), budget)
+            budget -= len(message)
+            grade.tests.append(TestResult(nodeid, status, message, float(entry.get("duration") or 0.0)))
     if run.timed_out:
         grade.reason = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?"
     elif results is None:
@@ -349,6 +360,16 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
     elif run.returncode != 0:
         grade.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
     return grade
+
+
+def _bounded(message: str, budget: int) -> str:
+    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is spent."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}\n... [{len(message) - MAX_MESSAGE} more characters cut]"
+    if len(message) > budget:
+        first = TestResult("", "failed", message).headline[:MAX_HEADLINE]
+        message = f"{first}\n... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} characters]"
+    return message
 
 
 def reference_warnings(grader_root: Path, isolated: bool) -> list[str]:
@@ -378,19 +399,23 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
     start = time.monotonic()
     submission = Path(submission).resolve()
     stages = list(stages)
-    isolated, line = jail.isolation()
-    report = Report(str(submission), [], isolated=isolated, isolation=line,
-                    warnings=reference_warnings(Path(grader_root), isolated))
+    found = jail.detect()
+    report = Report(str(submission), [], isolated=found.isolated, isolation=found.line,
+                    warnings=reference_warnings(Path(grader_root), found.isolated))
     jail.become_subreaper()
-    user = jail.ensure_user() if isolated else None
-    lock = jail.UserLock() if user is not None else contextlib.nullcontext()
-    with lock:
-        _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, user)
+    if found.mode == "chroot":
+        try:
+            jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
+        except (OSError, jailroot.JailBroken) as error:
+            report.message = f"the grader failed: the jail's root is not sound ({error})"
+            report.stages = [StageGrade(s, reason=report.message) for s in stages]
+            return report
+    _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
     report.seconds = time.monotonic() - start
     return report
 
 
-def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, user) -> None:
+def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, found) -> None:
     try:
         if not submission.is_dir():
             raise FileNotFoundError(f"the submission {submission} is not a folder")
@@ -400,25 +425,24 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
             scratch = Path(tmp)
             os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
             env = _env(scratch, {"KATA_HIDDEN_SEED": str(secrets.randbits(64)),
-                                 jail.ENV_CPU: str(int(stage_timeout) + 5)})
-            if user is not None:
-                env[jail.ENV_USER] = jail.SANDBOX_USER
+                                 jail.ENV_CPU: str(int(stage_timeout) + 5), **found.env()})
             with ThreadPoolExecutor(max_workers=max(1, jobs or jobs_default())) as pool:
                 futures = [pool.submit(grade_stage, s, submission, grader_root, scratch, stage_timeout, env)
                            for s in stages]
                 report.stages = [f.result() for f in futures]
-            _end_every_sandbox(user)
+            _end_every_sandbox()
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
-        _end_every_sandbox(user)
+        _end_every_sandbox()
         report.message = f"the grader failed: {type(error).__name__}: {error}"
         report.stages = [StageGrade(s, reason=report.message) for s in stages]
 
 
-def _end_every_sandbox(user) -> None:
-    """Nothing the submission started outlives the grading: every process of
-    the sandbox user, and every descendant of the grader."""
-    jail.kill_user(user[0] if user else None)
+def _end_every_sandbox() -> None:
+    """Nothing the submission started outlives the grading: every descendant of the grader,
+    then every sandbox user no running sandbox holds (a judge killed midway did not clean its own)."""
     jail.kill_descendants()
+    if jail.is_root():
+        pool.sweep()
 
 
 # --- a class of submissions ------------------------------------------------------------

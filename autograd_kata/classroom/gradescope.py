@@ -30,8 +30,8 @@ SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image:
 # one virtual environment with the kata and its test dependencies (installed
-# once, for every stage and every submission), and the unprivileged user the
-# submitted code runs as.
+# once, for every stage and every submission), and the jail the submitted code
+# runs in.
 # The kata needs Python 3.10 or newer with pytest, pytest-check and pytest-timeout.
 set -euxo pipefail
 apt-get update
@@ -39,7 +39,9 @@ apt-get install -y python3 python3-pip python3-venv
 python3 -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install --upgrade pip
 /autograder/venv/bin/python -m pip install /autograder/source
-id -u kata-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin --user-group kata-sandbox
+# the jail, made once for every submission: the sandbox users and, in a container without
+# namespaces, the read-only copy of Python it chroots into; prints which isolation grading will use
+/autograder/venv/bin/python -m autograd_kata.classroom.jail
 """
 
 RUN_AUTOGRADER = """\

@@ -37,6 +37,12 @@ from autograd_kata.classroom import sandbox_server as server
 SERVER_SOURCE = Path(server.__file__).read_text(encoding="utf-8")
 CALL_TIMEOUT = 6.0  # seconds per request; below pytest-timeout's 10 s, so our reason is the one shown
 MAX_FRAME, MAX_DEPTH = server.MAX_FRAME, server.MAX_DEPTH + 2
+# what the judge keeps of the sandbox's data, whatever it sends (a grading of the reference
+# holds at most ~1,700 objects and its longest message is a few hundred characters)
+MAX_HANDLES = 200_000   # objects of one sandbox the judge holds a proxy for
+MAX_STRING = 64 << 10   # characters of one string in an answer
+MAX_MESSAGE = server.MAX_MESSAGE  # characters of an exception's message (and of each of its arguments)
+MAX_FRAMES, MAX_LINE = 20, 300  # the learner's frames an exception carries, characters of each line
 SCALARS = server.SCALARS
 CONSTANTS = server.CONSTANTS
 BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
@@ -77,6 +83,9 @@ def connect(module: str, folder, launch=None, call_timeout: float = CALL_TIMEOUT
     return Client(module, str(folder), launch or default_launch, call_timeout).module
 
 
+cut = server.cut  # text if short enough, else its start and a note of how much was cut
+
+
 def _name(text, fallback):
     return text if isinstance(text, str) and text.isidentifier() and len(text) <= 100 else fallback
 
@@ -111,6 +120,7 @@ class Client:
     def __init__(self, module, folder, launch, timeout):
         self.timeout, self.dead, self.file = timeout, None, "/".join(module.split(".")) + ".py"
         self.proxies, self.next_handle, self.buffer, self.sources = {}, 2, bytearray(), {}
+        folder = getattr(launch, "folder_inside", folder)  # where a chroot puts it
         self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -213,7 +223,10 @@ class Client:
         return reply
 
     def close(self):
-        if self.proc.poll() is None:
+        end, self.proc.kata_end = getattr(self.proc, "kata_end", None), None
+        if end:
+            end()  # the jail's: the sandbox killed, its uid cleaned (processes, IPC) and given back
+        elif self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -257,6 +270,8 @@ class Client:
 
     def _decode(self, x, depth=0):
         kind = type(x)
+        if kind is str and len(x) > MAX_STRING:
+            return cut(x, MAX_STRING)
         if kind in SCALARS:
             return x
         if depth > MAX_DEPTH:
@@ -285,6 +300,8 @@ class Client:
         if proxy is None:
             if handle != self.next_handle:
                 self._fail(f"the sandbox's answer names object {handle}, which it never gave")
+            if handle > MAX_HANDLES:
+                self._fail(f"the sandbox handed out more than {MAX_HANDLES} objects")
             self.next_handle += 1
             proxy = self.proxies[handle] = _proxy_class(kind)(self, handle)
         return proxy
@@ -295,9 +312,11 @@ class Client:
         shape = {"type": str, "builtin": str, "args": list, "message": str, "frames": list}
         if type(e) is not dict or e.keys() != shape.keys() or any(type(e[k]) is not t for k, t in shape.items()):
             self._fail("the sandbox reported an error in the wrong shape")
-        frames = [tuple(f) for f in e["frames"][-50:]
+        frames = [(cut(f[0], MAX_LINE), f[1], cut(f[2], MAX_LINE)) for f in e["frames"][-MAX_FRAMES:]
                   if type(f) is list and len(f) == 3 and [type(i) for i in f] == [str, int, str]]
-        args = e["args"] if all(type(a) in SCALARS for a in e["args"]) else [e["message"]]
+        e["message"] = cut(e["message"], MAX_MESSAGE)
+        args = e["args"] if all(type(a) in SCALARS for a in e["args"]) and len(e["args"]) <= 8 else [e["message"]]
+        args = [cut(a, MAX_MESSAGE) if type(a) is str else a for a in args]
         name, base = _name(e["type"], "RemoteError"), BUILTIN_ERRORS.get(e["builtin"], Exception)
         kind = base if BUILTIN_ERRORS.get(name) is base else _remote_error(name, base)
         try:

@@ -32,6 +32,7 @@ import pytest
 from autograd_kata.core.manifest import stage_of_module
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
 
 
 def pytest_addoption(parser):
@@ -86,8 +87,12 @@ class Recorder:
 
 def _message(report) -> str:
     if report.skipped and isinstance(report.longrepr, tuple):
-        return str(report.longrepr[2])
-    return report.longreprtext.strip()
+        text = str(report.longrepr[2])
+    else:
+        text = report.longreprtext.strip()
+    if len(text) > MAX_MESSAGE:  # the start says what broke; the note says that the rest was cut
+        text = f"{text[:MAX_MESSAGE]}\n... [{len(text) - MAX_MESSAGE} more characters cut]"
+    return text
 
 
 def pytest_configure(config):
