@@ -57,10 +57,12 @@ def pytest_addoption(parser):
     )
     parser.addoption(
         "--sandbox",
-        metavar="FOLDER",
+        metavar="[MODULE=]FOLDER",
+        action="append",
         default=None,
         help="grading: import the stage module from FOLDER in a separate sandbox process and test it "
-             "through a proxy (one sandbox per stage module; the first hang or crash ends that module's tests).",
+             "through a proxy (one sandbox per stage module; the first hang or crash ends that module's tests). "
+             "MODULE=FOLDER (repeated) gives each stage module a folder of its own.",
     )
 
 
@@ -85,8 +87,8 @@ def pytest_configure(config):
 def pytest_report_header(config):
     impl = config.getoption("impl")
     whose = "your code" if impl == "exercises" else "the reference"
-    folder = config.getoption("sandbox")
-    where = f" in a sandbox process, from {folder}" if folder else ""
+    folders = config.getoption("sandbox")
+    where = f" in sandbox processes, from {', '.join(folders)}" if folders else ""
     return f"kata: testing {whose} in {impl}/{where}"
 
 
@@ -156,7 +158,7 @@ def remote_engine(config, name):
 
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
-        folder = os.path.realpath(config.getoption("sandbox"))
+        folder = os.path.realpath(sandbox_folder(config, name))
         timeout = sandbox_call_timeout()
         try:
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
@@ -168,6 +170,38 @@ def remote_engine(config, name):
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
     return found
+
+
+def sandbox_folder(config, name) -> str:
+    """The folder ``--sandbox`` gives the module ``name`` (``exercises.stage04_tanh``)."""
+    module, everyone = name.rsplit(".", 1)[-1], None
+    for value in config.getoption("sandbox"):
+        key, sep, folder = value.partition("=")
+        if sep and key == module:
+            return folder
+        if not sep:
+            everyone = value
+    if everyone is None:
+        raise pytest.UsageError(f"--sandbox gives no folder for {module}")
+    return everyone
+
+
+def close_sandbox(config, name) -> None:
+    """End the sandbox of ``name`` once its tests are done (a judge of several stages runs on)."""
+    found = config.stash.get(SANDBOXES, {}).pop(name, None)
+    if found is not None and not isinstance(found, BaseException):
+        found.__kata_remote__.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield
+    if item.config.getoption("sandbox") and (nextitem is None or nextitem.path != item.path):
+        for name in list(item.config.stash.get(SANDBOXES, {})):
+            stage = _stage_of(item)
+            if stage and name.rsplit(".", 1)[-1] == stage.module:
+                close_sandbox(item.config, name)
+    return result
 
 
 def sandbox_call_timeout() -> float:

@@ -133,6 +133,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)  # for the instructor, not the student
     isolated: bool = False
     isolation: str = ""  # one line: how the submitted code was kept apart
+    hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
 
     @property
     def score(self) -> int:
@@ -151,7 +152,7 @@ class Report:
         return {"isolation": self.isolation, "isolated": self.isolated,
                 "kata_version": __version__, "policy": POLICY, "submission": self.submission,
                 "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
-                "message": self.message, "warnings": list(self.warnings),
+                "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
                 "stages": [g.to_dict() for g in self.stages]}
 
 
@@ -238,13 +239,17 @@ def _env(scratch: Path, extra: dict) -> dict:
     return env
 
 
-def judge_args(judge: Path, stage: Stage, folder: Path) -> list[str]:
+def judge_args(judge: Path, stages: list[Stage], folders: dict[int, Path], stage_timeout: float) -> list[str]:
+    """One judge for ``stages``: their test files, each stage's module from its own folder (its
+    own sandbox process and uid), each test file stopped once it has taken ``stage_timeout``."""
     # --tb=native: the teaching messages are the same (the conftest makes them), but a stage whose
     # sandbox hung fails every later test at once, and pytest's own traceback style parses the
     # source of every frame of every one of them (seconds per stage)
-    args = [sys.executable, "-m", "pytest", stage.test_file, "--impl=exercises", f"--sandbox={folder}",
+    args = [sys.executable, "-m", "pytest", *(s.test_file for s in stages), "--impl=exercises",
+            *(f"--sandbox={s.module}={folders[s.number]}" for s in stages),
             "-q", "--no-header", "--tb=native", "--rootdir", str(judge), *plugin_args(**JUDGE_PLUGINS),
-            f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}"]
+            f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}",
+            f"--kata-stage-budget={stage_timeout:g}"]
     if (judge / "pyproject.toml").is_file():
         args += ["-c", str(judge / "pyproject.toml")]
     return args
@@ -269,7 +274,7 @@ def _run(args, cwd: Path, env: dict, timeout: float, log: Path) -> _Run:
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            jail.kill_tree(proc.pid)  # the judge's sandbox goes with it, now, not at the end
+            jail.kill_tree(proc.pid)  # the judge's sandboxes go with it, now, not at the end
             proc.wait()
     with open(log, "rb") as f:
         f.seek(max(0, log.stat().st_size - 4000))
@@ -296,8 +301,9 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path, stage_timeout: float,
-                env: dict) -> StageGrade:
+def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
+    """The stage's grade so far: which file it grades, or why it cannot be graded (then
+    ``reason`` is set); when it can, its folder for the sandbox is written."""
     grade = StageGrade(stage)
     found = find_stage_files(submission, stage)
     grade.found = [str(p.relative_to(submission)) for p in found]
@@ -308,58 +314,75 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
     grade.source = grade.found[0]
     if source.is_symlink():
         grade.reason = f"{grade.source} is a symbolic link; submit the file itself"
-        return grade
-    if not source.is_file() or source.stat().st_size > MAX_FILE:
+    elif not source.is_file() or source.stat().st_size > MAX_FILE:
         grade.reason = f"{grade.source} is not a regular file under {MAX_FILE} bytes"
-        return grade
-    judge = scratch / f"judge{stage.number:02d}"
-    root = env.get(jail.ENV_ROOT)  # the chroot mode: the stage's folder must be inside the jail's root
-    folder = jailroot.stage_folder(Path(root)) if root else scratch / f"stage{stage.number:02d}"
-    judge_folder(grader_root, judge)
-    try:
+    else:
         stage_folder(source, stage, folder)
-        run = _run(judge_args(judge, stage, folder), judge, env, stage_timeout, judge / "judge.log")
-    finally:
-        if root:
-            shutil.rmtree(folder, ignore_errors=True)
-    grade.seconds = run.seconds
+    return grade
+
+
+def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root: Path, judge: Path,
+                 stage_timeout: float, env: dict) -> None:
+    """Run one judge for these stages and fill in each stage's grade from what it reported."""
+    judge_folder(grader_root, judge)
+    stages = [g.stage for g in grades]
+    # every stage stops itself after stage_timeout; the judge as a whole gets that per stage, and
+    # its own start (a loaded machine: seconds), before it is killed
+    run = _run(judge_args(judge, stages, folders, stage_timeout), judge, env,
+               stage_timeout * len(stages) + 30, judge / "judge.log")
     collected = _read_json(judge / "collected.json")
     results = _read_json(judge / "results.json")
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-        grade.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
+        for g in grades:
+            g.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
                         f"{run.output.strip()[-1500:]}")
-        return grade
+        return
+    stopped = collected.get("stopped") if isinstance(collected.get("stopped"), list) else []
     reported = {}
     if results and isinstance(results.get("tests"), list):
         for entry in results["tests"]:
             if isinstance(entry, dict) and isinstance(entry.get("nodeid"), str):
                 reported[entry["nodeid"]] = entry
+    for g in grades:
+        mine = [i for i in ids if i.split("::", 1)[0] == g.stage.test_file]
+        _fill(g, mine, reported)
+        if not mine:
+            g.reason = f"the grader collected no test of this stage ({g.stage.test_file})"
+        elif run.timed_out:
+            g.reason = f"the judge did not finish within {stage_timeout * len(stages) + 30:g} s (stopped)"
+        elif g.stage.test_file in stopped:
+            g.reason = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?"
+        elif results is None:
+            g.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
+        elif results.get("collected") != len(ids):
+            g.reason = f"the judge collected {results.get('collected')} tests, expected {len(ids)}"
+        elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
+            g.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
+        elif g.passed < g.total:
+            bad = [t for t in g.tests if t.status != "passed"]
+            g.reason = f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
+        elif run.returncode == 0 and results.get("exitstatus") != 0:
+            g.reason = "the judge's exit status and its results disagree"
+    if run.returncode and all(not g.reason and g.passed == g.total for g in grades):
+        for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
+            g.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
+
+
+def _fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
     budget = MAX_STAGE_MESSAGES
     for nodeid in ids:
         entry = reported.get(nodeid)
         if entry is None:
             grade.tests.append(TestResult(nodeid, "missing", "not run"))
-        else:
-            status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
-                else "missing"
-            message = _bounded(str(entry.get("message") or ""), budget)
-            budget -= len(message)
-            grade.tests.append(TestResult(nodeid, status, message, float(entry.get("duration") or 0.0)))
-    if run.timed_out:
-        grade.reason = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?"
-    elif results is None:
-        grade.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
-    elif results.get("collected") != len(ids):
-        grade.reason = f"the judge collected {results.get('collected')} tests, expected {len(ids)}"
-    elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
-        grade.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
-    elif grade.passed < grade.total:
-        bad = [t for t in grade.tests if t.status != "passed"]
-        grade.reason = f"{len(bad)} of {grade.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
-    elif run.returncode != 0:
-        grade.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
-    return grade
+            continue
+        status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
+            else "missing"
+        message = _bounded(str(entry.get("message") or ""), budget)
+        budget -= len(message)
+        seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
+        grade.tests.append(TestResult(nodeid, status, message, float(seconds)))
+        grade.seconds += float(seconds)
 
 
 def _bounded(message: str, budget: int) -> str:
@@ -393,15 +416,19 @@ def jobs_default() -> int:
 
 
 def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-          jobs: int | None = None) -> Report:
+          jobs: int | None = None, seed: int | None = None) -> Report:
     """Grade ``submission`` with the tests of ``grader_root``. Never raises:
-    a failure of the grader itself gives every stage 0 with the reason."""
+    a failure of the grader itself gives every stage 0 with the reason.
+    ``jobs`` judges share the stages (default: the CPUs; a class grades one student per CPU
+    with ``jobs=1``).  ``seed`` (default: fresh, secret) seeds the hidden checks: the same
+    seed grades alike."""
     start = time.monotonic()
     submission = Path(submission).resolve()
     stages = list(stages)
     found = jail.detect()
     report = Report(str(submission), [], isolated=found.isolated, isolation=found.line,
                     warnings=reference_warnings(Path(grader_root), found.isolated))
+    report.hidden_seed = secrets.randbits(64) if seed is None else seed
     jail.become_subreaper()
     if found.mode == "chroot":
         try:
@@ -416,6 +443,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
 
 
 def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, found) -> None:
+    made = []  # the chroot mode's stage folders, inside the jail's root: removed at the end
     try:
         if not submission.is_dir():
             raise FileNotFoundError(f"the submission {submission} is not a folder")
@@ -424,17 +452,29 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
         with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
             scratch = Path(tmp)
             os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
-            env = _env(scratch, {"KATA_HIDDEN_SEED": str(secrets.randbits(64)),
+            env = _env(scratch, {"KATA_HIDDEN_SEED": str(report.hidden_seed),
                                  jail.ENV_CPU: str(int(stage_timeout) + 5), **found.env()})
-            with ThreadPoolExecutor(max_workers=max(1, jobs or jobs_default())) as pool:
-                futures = [pool.submit(grade_stage, s, submission, grader_root, scratch, stage_timeout, env)
-                           for s in stages]
-                report.stages = [f.result() for f in futures]
+            folders = {}
+            for s in stages:
+                folders[s.number] = jailroot.stage_folder(Path(found.root)) if found.mode == "chroot" \
+                    else scratch / f"stage{s.number:02d}"
+                made += [folders[s.number]] if found.mode == "chroot" else []
+            report.stages = [prepare_stage(s, submission, folders[s.number]) for s in stages]
+            todo = [g for g in report.stages if not g.reason]
+            groups = [todo[i::max(1, jobs or jobs_default())] for i in range(max(1, jobs or jobs_default()))]
+            groups = [g for g in groups if g]
+            with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool_:
+                for future in [pool_.submit(judge_stages, group, folders, grader_root, scratch / f"judge{i}",
+                                            stage_timeout, env) for i, group in enumerate(groups)]:
+                    future.result()
             _end_every_sandbox()
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
         _end_every_sandbox()
         report.message = f"the grader failed: {type(error).__name__}: {error}"
         report.stages = [StageGrade(s, reason=report.message) for s in stages]
+    finally:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _end_every_sandbox() -> None:

@@ -390,16 +390,17 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
             raise
 
         def end() -> None:
-            """Kill this sandbox and give its uid back, cleaned.  The processes under the one
-            ``Popen`` started go first, so the PID namespace's waiting parent reaps them (a
+            """Kill this sandbox and give its uid back, cleaned.  The sandbox goes first, alone,
+            so the parents waiting for it in a PID namespace reap it and end by themselves (a
             zombie left to another parent would still count against the uid's one process)."""
-            for pid in _descendants(proc.pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
             if lease:
                 pool.kill_user(lease.uid)
+            else:
+                for pid in _descendants(proc.pid)[-1:]:  # the deepest: the sandbox under its parents
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
             try:
                 proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
