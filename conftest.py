@@ -32,6 +32,7 @@ import pytest
 
 from expect import RuleBroken
 from autograd_kata.core import explain
+from autograd_kata.core.results import record_kind
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
 
@@ -265,9 +266,11 @@ def pytest_runtest_makereport(item, call):
     if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
         path, line, text = report.longrepr
         report.longrepr = (path, line, text[text.index(not_run):])
+        record_kind(report, "not run")
         return report
     if not report.failed:
         return report
+    record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
@@ -294,6 +297,23 @@ def pytest_runtest_makereport(item, call):
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
+
+
+def kind_of(error, report) -> str:
+    """The kind of a failure (``results.KINDS``), from what was raised: the words come after."""
+    if isinstance(error, NotImplementedError) and str(error).startswith("stage "):
+        return "unwritten"
+    if isinstance(error, ModuleBroken):
+        return "import"
+    if _is_timeout(error):
+        return "hang"
+    if sandbox_errors() and isinstance(error, sandbox_errors()):
+        return error.kind
+    if isinstance(error, (AssertionError, RuleBroken, pytest.fail.Exception)) or "FAILURE: " in report.longreprtext:
+        return "wrong"
+    if error is None or report.when != "call":
+        return "other"
+    return "crash"
 
 
 def with_learner_frames(text, frames):

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.classroom import jail, jailroot, pool
+from autograd_kata.core.kinds import KINDS
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.runner import Tally, plugin_args
 
@@ -69,6 +70,7 @@ class TestResult:
     status: str        # passed, failed, error, skipped, missing (not reported)
     message: str = ""
     seconds: float = 0.0
+    kind: str | None = None  # what sort of failure (core/kinds.py), as the judge named it
 
     @property
     def short(self) -> str:
@@ -120,7 +122,7 @@ class StageGrade(Tally):
                 "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
                 "passed": self.passed, "total": self.total, "reason": self.reason,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
-                "tests": [{"name": t.name, "status": t.status, "message": t.message,
+                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "message": t.message,
                            "seconds": round(t.seconds, 3)} for t in self.tests]}
 
 
@@ -381,7 +383,8 @@ def _fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
         message = _bounded(str(entry.get("message") or ""), budget)
         budget -= len(message)
         seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
-        grade.tests.append(TestResult(nodeid, status, message, float(seconds)))
+        kind = entry.get("kind") if entry.get("kind") in KINDS else None
+        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind))
         grade.seconds += float(seconds)
 
 

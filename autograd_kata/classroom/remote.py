@@ -51,7 +51,12 @@ BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
 
 class SandboxError(BaseException):
     """The sandbox hung, died or broke the protocol.  A BaseException, so no
-    ``except Exception`` in a test can take it for an error of the learner's code."""
+    ``except Exception`` in a test can take it for an error of the learner's code.
+    ``kind`` (``results.KINDS``): "hang", "crash", or "not run" once it was stopped earlier."""
+
+    def __init__(self, message, kind="crash"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class RemoteError(Exception):
@@ -143,7 +148,7 @@ class Client:
     def request(self, function, *args, **kwargs):
         __tracebackhide__ = True
         if self.dead:
-            raise SandboxError(f"the sandbox was stopped earlier in this stage: {self.dead}")
+            raise SandboxError(f"the sandbox was stopped earlier in this stage: {self.dead}", "not run")
         message = {"f": function, "a": [self._encode(a) for a in args],
                    "k": {k: self._encode(v) for k, v in kwargs.items()}}
         try:
@@ -161,14 +166,14 @@ class Client:
             raise
         raise error
 
-    def _fail(self, reason):
+    def _fail(self, reason, kind="crash"):
         self._kill(reason)
-        raise SandboxError(reason)
+        raise SandboxError(reason, kind)
 
     def _deadline_left(self, deadline, who):
         left = deadline - time.monotonic()
         if left <= 0:
-            self._fail(f"{who} within {self.timeout:g} s - an infinite loop?")
+            self._fail(f"{who} within {self.timeout:g} s - an infinite loop?", "hang")
         return left
 
     def _send(self, data):

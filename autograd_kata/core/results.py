@@ -13,6 +13,7 @@ name, then a rename). Its shape::
      "tests": [{"nodeid": "tests/test_stage01_value.py::test_x[stage01_value]",
                 "name": "test_x[stage01_value]", "stage": 1,
                 "outcome": "passed" | "failed" | "error" | "skipped",
+                "kind": null | one of KINDS (what sort of failure: data, not words),
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "duration": 0.0012}]}
 
@@ -29,9 +30,16 @@ from pathlib import Path
 
 import pytest
 
+from autograd_kata.core.kinds import KIND_PROPERTY, KINDS
 from autograd_kata.core.manifest import stage_of_module
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def record_kind(report, kind: str) -> None:
+    """Name ``report``'s kind of failure (one of ``KINDS``), for the results file."""
+    assert kind in KINDS, kind
+    report.user_properties = [p for p in report.user_properties if p[0] != KIND_PROPERTY] + [(KIND_PROPERTY, kind)]
 MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
 
 
@@ -59,6 +67,7 @@ class Recorder:
                 "name": report.nodeid.split("::")[-1],
                 "stage": stage.number if stage else None,
                 "outcome": "passed",
+                "kind": None,
                 "message": "",
                 "location": [report.location[0], (report.location[1] or 0) + 1],
                 "duration": 0.0,
@@ -75,6 +84,8 @@ class Recorder:
         if RANK[outcome] >= RANK[entry["outcome"]]:
             entry["outcome"] = outcome
             entry["message"] = _message(report)
+            kinds = [v for k, v in report.user_properties if k == KIND_PROPERTY]
+            entry["kind"] = kinds[-1] if kinds else ("not run" if outcome == "skipped" else "other")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
