@@ -31,8 +31,6 @@ and only the grader writes it, in one of ``formats.FORMATS`` (``formats.py``).
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import os
 import secrets
@@ -129,6 +127,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)  # for the instructor, not the student
     isolated: bool = False
     isolation: str = ""  # one line: how the submitted code was kept apart
+    hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
 
     @property
     def score(self) -> int:
@@ -147,7 +146,7 @@ class Report:
         return {"isolation": self.isolation, "isolated": self.isolated,
                 "kata_version": __version__, "policy": POLICY, "submission": self.submission,
                 "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
-                "message": self.message, "warnings": list(self.warnings),
+                "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
                 "stages": [g.to_dict() for g in self.stages]}
 
 
@@ -372,9 +371,10 @@ def jobs_default() -> int:
 
 
 def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-          jobs: int | None = None) -> Report:
+          jobs: int | None = None, seed: int | None = None) -> Report:
     """Grade ``submission`` with the tests of ``grader_root``. Never raises:
-    a failure of the grader itself gives every stage 0 with the reason."""
+    a failure of the grader itself gives every stage 0 with the reason.
+    ``seed`` (default: fresh, secret) seeds the hidden checks: the same seed grades alike."""
     start = time.monotonic()
     submission = Path(submission).resolve()
     stages = list(stages)
@@ -385,12 +385,13 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
     user = jail.ensure_user() if isolated else None
     lock = jail.UserLock() if user is not None else contextlib.nullcontext()
     with lock:
-        _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, user)
+        _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, user, seed)
     report.seconds = time.monotonic() - start
     return report
 
 
-def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, user) -> None:
+def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, user, seed=None) -> None:
+    report.hidden_seed = secrets.randbits(64) if seed is None else seed
     try:
         if not submission.is_dir():
             raise FileNotFoundError(f"the submission {submission} is not a folder")
@@ -399,7 +400,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
         with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
             scratch = Path(tmp)
             os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
-            env = _env(scratch, {"KATA_HIDDEN_SEED": str(secrets.randbits(64)),
+            env = _env(scratch, {"KATA_HIDDEN_SEED": str(report.hidden_seed),
                                  jail.ENV_CPU: str(int(stage_timeout) + 5)})
             if user is not None:
                 env[jail.ENV_USER] = jail.SANDBOX_USER
@@ -419,60 +420,3 @@ def _end_every_sandbox(user) -> None:
     the sandbox user, and every descendant of the grader."""
     jail.kill_user(user[0] if user else None)
     jail.kill_descendants()
-
-
-# --- a class of submissions ------------------------------------------------------------
-
-def students(class_dir: Path) -> list[Path]:
-    """One folder per student (hidden folders skipped), alphabetical."""
-    return sorted(p for p in Path(class_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def grade_class(class_dir: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-                jobs: int | None = None, progress=None) -> list[tuple[str, Report]]:
-    graded = []
-    for folder in students(class_dir):
-        report = grade(folder, grader_root, stages, stage_timeout, jobs)
-        graded.append((folder.name, report))
-        if progress:
-            progress(folder.name, report)
-    return graded
-
-
-def class_csv(graded, stages=STAGES) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
-    for name, report in graded:
-        by = {g.stage.number: g.score for g in report.stages}
-        cell = "'" + name if name[:1] in ("=", "+", "-", "@") else name  # never a formula in a spreadsheet
-        writer.writerow([cell] + [by.get(s.number, 0) for s in stages] + [report.score, report.max_score])
-    return out.getvalue()
-
-
-def class_summary(graded, stages=STAGES, top: int = 10) -> str:
-    """Per-stage pass rate and the classic mistakes most often named in failures."""
-    from autograd_kata.classroom.mistakes import named_in
-
-    n = len(graded)
-    lines = [f"kata grade --class: {n} submissions", ""]
-    if graded and not graded[0][1].isolated:
-        lines.insert(0, graded[0][1].isolation)
-    lines.append(f"{'stage':<6}{'title':<30}{'passed':>10}{'rate':>7}")
-    counts: dict = {}
-    for s in stages:
-        passed = sum(1 for _, r in graded for g in r.stages if g.stage.number == s.number and g.ok)
-        rate = f"{100 * passed / n:.0f}%" if n else "-"
-        lines.append(f"{s.number:<6}{s.title[:29]:<30}{f'{passed}/{n}':>10}{rate:>7}")
-    for name, report in graded:
-        for g in report.stages:
-            text = "\n".join([g.reason] + [t.message for t in g.tests if t.status != "passed"])
-            for mistake in named_in(text, g.stage.number):
-                counts.setdefault(mistake, set()).add(name)
-    lines += ["", "classic mistakes most often named in the failures (students):"]
-    ranked = sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-    if not ranked:
-        lines.append("  (none named)")
-    for (stage_number, says), who in ranked:
-        lines.append(f"  {len(who):>3}  stage {stage_number}: {says}")
-    return "\n".join(lines) + "\n"
