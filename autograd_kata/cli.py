@@ -131,7 +131,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("shards", nargs="*", metavar="CSV", help="help.grade.shards")),
         raw=True, fields=From(f"{CLASSROOM}:help_fields")),
     Command("autograder", "instructors", f"{CLASSROOM}:autograder", (
-        arg("zip_path", metavar="ZIP"),)),
+        arg("zip_path", metavar="PATH"),
+        arg("--classroom50", action="store_true", help="help.autograder.classroom50"))),
     Command("graph", "learners", f"{PICTURES}:graph_command", (
         arg("--expr", metavar="EXPR", help="help.graph.expr"),
         arg("--set", dest="sets", metavar="NAME=NUMBER", action="append", default=[], help="help.graph.set"),

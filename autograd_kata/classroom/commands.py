@@ -6,7 +6,7 @@ arguments and help ids) that returns an exit status or raises ``Refusal``.  Top-
 imports stay light: the work is in ``autograd_kata.classroom.release``,
 ``autograd_kata.classroom.grade``, ``autograd_kata.classroom.course`` (``--class``) and
 ``autograd_kata.classroom.gradescope``,
-imported by the handlers.  The GitHub Classroom workflow of a student copy runs
+imported by the handlers.  The GitHub Actions workflow of a student copy runs
 ``python -m autograd_kata.instructor grade --stage N`` (the kata command with the
 instructors' commands, which a student copy's ``kata`` leaves out).
 """
@@ -26,9 +26,12 @@ def release(folder: str, with_diff: bool = False) -> int:
     return write_copy(_root(), folder, with_diff=with_diff)
 
 
-def autograder(zip_path: str) -> int:
-    from autograd_kata.classroom.gradescope import build_autograder
+def autograder(zip_path: str, classroom50: bool = False) -> int:
     from autograd_kata.core.i18n import current_language
+    if classroom50:
+        from autograd_kata.classroom.classroom50 import build_classroom50
+        return build_classroom50(_root(), zip_path, lang=current_language())
+    from autograd_kata.classroom.gradescope import build_autograder
     return build_autograder(_root(), zip_path, lang=current_language())
 
 

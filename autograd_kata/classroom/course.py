@@ -378,7 +378,7 @@ class Course:
                 running[f] = (p, files)
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for f in done:
+                for f in sorted(done, key=lambda f: f.exception() is not None):  # write who finished, then raise
                     p, files = running.pop(f)
                     report = f.result()
                     course = record(p.name, report, p, self.stages, files, tests, stub, self.seed)
