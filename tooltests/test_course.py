@@ -495,3 +495,54 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     body = (checkout / "release-body.md").read_text(encoding="utf-8")
     assert body.startswith("## kata grade\n\n**10/100**") and "hidden_seed" not in body
     assert "seed" not in json.dumps(result)
+
+
+# --- --lang ja for every report format ----------------------------------------------------------------
+
+def a_report() -> Report:
+    one = StageGrade(stage(1), tests=[Result(f"{stage(1).test_file}::test_a", "passed")],
+                     source=stage(1).source("exercises"), found=[stage(1).source("exercises")], seconds=1.5)
+    two = StageGrade(stage(2), tests=[Result(f"{stage(2).test_file}::test_b", "failed", "swapped the partials")],
+                     reason="1 of 1 tests did not pass; first: test_b: swapped the partials",
+                     source=stage(2).source("exercises"), found=[stage(2).source("exercises")])
+    return Report("/sub", [one, two], seconds=2.0, isolated=True, isolation="isolation: as kata-sandbox",
+                  hidden_seed=99)
+
+
+def test_every_report_format_speaks_the_language_asked_and_english_by_default():
+    from autograd_kata.classroom.formats import FORMATS, POLICY, render
+    from autograd_kata.core.i18n import t_in
+
+    assert t_in("en", "report.policy_text") == POLICY
+    report = a_report()
+    en = {fmt: render(report, fmt) for fmt in FORMATS}
+    ja = {fmt: render(report, fmt, "ja") for fmt in FORMATS}
+    assert en["text"].splitlines()[:3] == ["kata grade: /sub", "isolation: as kata-sandbox", f"policy: {POLICY}"]
+    assert "1     Value skeleton" in en["text"] and en["text"].splitlines()[-1] == "graded in 2.0 s"
+    text = ja["text"].splitlines()
+    assert text[0] == "採点した提出物: /sub" and text[2].startswith("採点方針: ステージごとに全部か無か")
+    assert f"1     {t_in('ja', 'title.stage1')}" in ja["text"] and text[-1] == "採点時間 2.0 秒"
+    assert any(line.startswith("合計") and line.endswith("10/25") for line in text)
+    scope = json.loads(ja["gradescope"])
+    assert [t["name"] for t in scope["tests"]] == [f"ステージ {n}: {t_in('ja', f'title.stage{n}')}" for n in (1, 2)]
+    assert scope["tests"][1]["output"].startswith("1 個中 0 個のテストが通りました。")
+    assert "25 点中 10 点" in scope["output"] and "seed" not in ja["gradescope"] + en["gradescope"]
+    assert f'name="title" value="{t_in("ja", "title.stage2")}"' in ja["junit"]
+    assert json.loads(ja["json"]) == json.loads(en["json"]), "JSON is data: the same in every language"
+    assert json.loads(en["json"])["hidden_seed"] == 99, "the instructor's JSON records the seed"
+    assert "99" not in en["junit"] + en["text"], "no seed where a student may read"
+
+
+def test_kata_autograder_lang_ja_gives_gradescope_feedback_in_japanese(tmp_path):
+    import zipfile
+
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "autograder", str(tmp_path / "ag.zip"), "--lang", "ja"],
+               cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with zipfile.ZipFile(tmp_path / "ag.zip") as zf:
+        script = zf.read("run_autograder").decode()
+    assert "--format gradescope --lang ja" in script
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "autograder", str(tmp_path / "en.zip")], cwd=ROOT,
+               env={"KATA_LANG": "en"})
+    with zipfile.ZipFile(tmp_path / "en.zip") as zf:
+        assert "--format gradescope --lang en" in zf.read("run_autograder").decode()
