@@ -31,8 +31,6 @@ and only the grader writes it, in one of ``formats.FORMATS`` (``formats.py``).
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import secrets
@@ -487,59 +485,3 @@ def _end_every_sandbox() -> None:
     if jail.is_root():
         pool.sweep()
 
-
-# --- a class of submissions ------------------------------------------------------------
-
-def students(class_dir: Path) -> list[Path]:
-    """One folder per student (hidden folders skipped), alphabetical."""
-    return sorted(p for p in Path(class_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def grade_class(class_dir: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-                jobs: int | None = None, progress=None) -> list[tuple[str, Report]]:
-    graded = []
-    for folder in students(class_dir):
-        report = grade(folder, grader_root, stages, stage_timeout, jobs)
-        graded.append((folder.name, report))
-        if progress:
-            progress(folder.name, report)
-    return graded
-
-
-def class_csv(graded, stages=STAGES) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
-    for name, report in graded:
-        by = {g.stage.number: g.score for g in report.stages}
-        cell = "'" + name if name[:1] in ("=", "+", "-", "@") else name  # never a formula in a spreadsheet
-        writer.writerow([cell] + [by.get(s.number, 0) for s in stages] + [report.score, report.max_score])
-    return out.getvalue()
-
-
-def class_summary(graded, stages=STAGES, top: int = 10) -> str:
-    """Per-stage pass rate and the classic mistakes most often named in failures."""
-    from autograd_kata.classroom.mistakes import named_in
-
-    n = len(graded)
-    lines = [f"kata grade --class: {n} submissions", ""]
-    if graded and not graded[0][1].isolated:
-        lines.insert(0, graded[0][1].isolation)
-    lines.append(f"{'stage':<6}{'title':<30}{'passed':>10}{'rate':>7}")
-    counts: dict = {}
-    for s in stages:
-        passed = sum(1 for _, r in graded for g in r.stages if g.stage.number == s.number and g.ok)
-        rate = f"{100 * passed / n:.0f}%" if n else "-"
-        lines.append(f"{s.number:<6}{s.title[:29]:<30}{f'{passed}/{n}':>10}{rate:>7}")
-    for name, report in graded:
-        for g in report.stages:
-            text = "\n".join([g.reason] + [t.message for t in g.tests if t.status != "passed"])
-            for mistake in named_in(text, g.stage.number):
-                counts.setdefault(mistake, set()).add(name)
-    lines += ["", "classic mistakes most often named in the failures (students):"]
-    ranked = sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-    if not ranked:
-        lines.append("  (none named)")
-    for (stage_number, says), who in ranked:
-        lines.append(f"  {len(who):>3}  stage {stage_number}: {says}")
-    return "\n".join(lines) + "\n"

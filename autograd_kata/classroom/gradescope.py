@@ -70,7 +70,7 @@ cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
 "$PYTHON" -m autograd_kata grade \\
     --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
     --stage-timeout "${{KATA_STAGE_TIMEOUT:-30}}" \\
-    --format gradescope --out "$PRIVATE/results.json"
+    --format gradescope --lang {lang} --out "$PRIVATE/results.json"
 status=$?
 if [ "$status" -le 1 ] && [ -s "$PRIVATE/results.json" ]; then
   mv -f "$PRIVATE/results.json" "$RESULTS"
@@ -82,8 +82,8 @@ exit 0
 """
 
 
-def build_autograder(root: Path, zip_path: Path, out=print) -> int:
-    """Write the Gradescope autograder zip for the kata at ``root``. Exit code."""
+def build_autograder(root: Path, zip_path: Path, out=print, lang: str = "en") -> int:
+    """Write the Gradescope autograder zip for the kata at ``root``; its feedback is in ``lang``. Exit code."""
     from autograd_kata.classroom.grade import POLICY
     from autograd_kata.classroom.release import refuse_leaks, source_files, write_student_tree
 
@@ -98,7 +98,7 @@ def build_autograder(root: Path, zip_path: Path, out=print) -> int:
         files = [f for f in source_files(root) if f.startswith(NEEDED)]
         write_student_tree(root, staging, files, pristine=False)
         (staging / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
-        (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY), encoding="utf-8")
+        (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY, lang=lang), encoding="utf-8")
         if refuse_leaks(staging, root, "the autograder", out):
             return 1
         zip_path.parent.mkdir(parents=True, exist_ok=True)
