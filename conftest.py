@@ -165,8 +165,9 @@ def remote_engine(config, name):
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
-        except remote.SandboxError as error:  # it hung or died while importing: as good as not importing
-            sandboxes[name] = ModuleBroken(str(error))
+        except remote.SandboxError as error:  # it hung or died while importing: a hang or a crash, as it says
+            sandboxes[name] = ModuleBroken(str(error))  # an Exception: a fixture may not raise a BaseException
+            sandboxes[name].kind = error.kind
     found = sandboxes[name]
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
@@ -300,11 +301,16 @@ def pytest_runtest_makereport(item, call):
 
 
 def kind_of(error, report) -> str:
-    """The kind of a failure (``results.KINDS``), from what was raised: the words come after."""
+    """The kind of a failure (``results.KINDS``), from what was raised: the words come after.
+    A group (Hypothesis reports a flaky example as one) is the most telling of its members."""
+    members = getattr(error, "exceptions", None)  # an exception group (the backport's too, on 3.10)
+    if isinstance(members, tuple) and members and all(isinstance(e, BaseException) for e in members):
+        found = {kind_of(e, report) for e in members}
+        return next((k for k in ("hang", "unwritten", "import", "wrong", "crash") if k in found), "other")
     if isinstance(error, NotImplementedError) and str(error).startswith("stage "):
         return "unwritten"
     if isinstance(error, ModuleBroken):
-        return "import"
+        return getattr(error, "kind", "import")
     if _is_timeout(error):
         return "hang"
     if sandbox_errors() and isinstance(error, sandbox_errors()):

@@ -50,10 +50,19 @@ def fake_grade(submission, grader_root, stages, stage_timeout=30.0, jobs=None, s
         if line == "PASS":
             g.tests = [Result(f"{s.test_file}::test_a", "passed")]
         else:
-            g.tests = [Result(f"{s.test_file}::test_a", "failed", line)]
+            g.tests = [Result(f"{s.test_file}::test_a", "failed", line, kind=fake_kind(line))]
             g.reason = f"1 of 1 tests did not pass; first: test_a: {line}"
         graded.append(g)
     return Report(str(submission), graded, isolated=True, isolation="isolation: fake", hidden_seed=seed or 1)
+
+
+def fake_kind(message: str) -> str:
+    """The kind the real judge names for such a message (this fake judge has only the words)."""
+    for words, kind in (("does not import", "import"), ("did not finish within", "hang"),
+                        ("the sandbox process running your code", "crash")):
+        if words in message:
+            return kind
+    return "wrong"
 
 
 def counting():
@@ -269,7 +278,7 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
         for g in report.stages:  # a stub's first line is code: say what the real stub says, every mistake
             if g.source and (Path(submission) / g.source).read_text() == stub(g.stage.number) + "\n":
                 said = " / ".join(p for s, p, _ in PHRASES if s == g.stage.number) or "not written yet"
-                g.tests = [Result("t::a", "failed", said)]
+                g.tests = [Result("t::a", "failed", said, kind="unwritten")]
                 g.reason = "1 of 1 tests did not pass; first: a: " + said
         return report
 

@@ -50,11 +50,6 @@ from autograd_kata.core.manifest import STAGES, Stage, stage as stage_by_number
 STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
 SHARD_ENV = ("JOB_COMPLETION_INDEX", "KATA_SHARD_INDEX")  # Kubernetes Indexed Job (0-based), ours (1-based)
 
-# the judge's words (English: the judge runs with KATA_LANG=en) for what went wrong
-HANG_WORDS = ("an infinite loop?",)
-IMPORT_WORDS = ("does not import",)
-CRASH_WORDS = ("the sandbox process running your code", "without results", "the judge ended",
-               "did not collect", "the sandbox's answer", "the sandbox sent an answer")
 
 
 # --- the students --------------------------------------------------------------------
@@ -156,13 +151,12 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
             return "not_started"
     except OSError:
         pass
-    said = "\n".join([g.reason] + [t.message for t in g.tests if t.status != "passed"])
-    first = next((t.message for t in g.tests if t.status != "passed"), g.reason)
-    if any(w in first for w in IMPORT_WORDS):
+    kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
+    if "import" in kinds:
         return "no_import"
-    if any(w in said for w in HANG_WORDS):
+    if "hang" in kinds or g.reason_kind == "hang":
         return "hangs"
-    if any(w in said for w in CRASH_WORDS):
+    if "crash" in kinds or g.reason_kind == "crash":
         return "crashes"
     return "failed"
 

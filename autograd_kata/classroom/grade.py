@@ -88,6 +88,7 @@ class StageGrade(Tally):
     stage: Stage
     tests: list[TestResult] = field(default_factory=list)
     reason: str = ""       # why the stage scored 0 (empty when it scored its points)
+    reason_kind: str = ""  # "hang" (stopped), "crash" (the judge or its results failed) or ""
     seconds: float = 0.0
     source: str = ""       # the submitted file graded, relative to the submission
     found: list[str] = field(default_factory=list)  # every candidate file for this stage
@@ -118,7 +119,7 @@ class StageGrade(Tally):
         s = self.stage
         return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
                 "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
-                "passed": self.passed, "total": self.total, "reason": self.reason,
+                "passed": self.passed, "total": self.total, "reason": self.reason, "reason_kind": self.reason_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
                 "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "message": t.message,
                            "seconds": round(t.seconds, 3)} for t in self.tests]}
@@ -337,6 +338,7 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
         for g in grades:
             g.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
                         f"{run.output.strip()[-1500:]}")
+            g.reason_kind = "crash"
         return
     stopped = collected.get("stopped") if isinstance(collected.get("stopped"), list) else []
     reported = {}
@@ -347,12 +349,14 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     for g in grades:
         mine = [i for i in ids if i.split("::", 1)[0] == g.stage.test_file]
         _fill(g, mine, reported)
+        g.reason_kind = "crash"
         if not mine:
             g.reason = f"the grader collected no test of this stage ({g.stage.test_file})"
         elif run.timed_out:
-            g.reason = f"the judge did not finish within {stage_timeout * len(stages) + 30:g} s (stopped)"
+            g.reason, g.reason_kind = (f"the judge did not finish within {stage_timeout * len(stages) + 30:g} s "
+                                       f"(stopped)"), "hang"
         elif g.stage.test_file in stopped:
-            g.reason = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?"
+            g.reason, g.reason_kind = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?", "hang"
         elif results is None:
             g.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
         elif results.get("collected") != len(ids):
@@ -361,9 +365,12 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
             g.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
         elif g.passed < g.total:
             bad = [t for t in g.tests if t.status != "passed"]
-            g.reason = f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
+            g.reason, g.reason_kind = (f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: "
+                                       f"{bad[0].headline}"), ""
         elif run.returncode == 0 and results.get("exitstatus") != 0:
             g.reason = "the judge's exit status and its results disagree"
+        else:
+            g.reason_kind = ""
     if run.returncode and all(not g.reason and g.passed == g.total for g in grades):
         for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
             g.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
@@ -436,7 +443,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
         except (OSError, jailroot.JailBroken) as error:
             report.message = f"the grader failed: the jail's root is not sound ({error})"
-            report.stages = [StageGrade(s, reason=report.message) for s in stages]
+            report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
             return report
     _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
     report.seconds = time.monotonic() - start
@@ -472,7 +479,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
         _end_every_sandbox()
         report.message = f"the grader failed: {type(error).__name__}: {error}"
-        report.stages = [StageGrade(s, reason=report.message) for s in stages]
+        report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
     finally:
         for folder in made:
             shutil.rmtree(folder, ignore_errors=True)
