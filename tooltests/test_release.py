@@ -88,7 +88,7 @@ def test_the_copy_holds_exactly_the_allow_list_and_no_reference_code(released):
         assert pristine_stub(s, released) == stub(s.number)
         assert (released / s.test_file).is_file()
     for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "LICENSE", "autograd_kata/cli.py",
-                 "tests/expect.py", "autograd_kata/classroom/templates/verify_release.py"):
+                 "tests/expect.py", "autograd_kata/classroom/templates/verify_release.py.tmpl"):
         assert (released / name).is_file(), name
     hints = sorted(p.relative_to(ROOT) for p in (ROOT / "hints").rglob("*.md"))
     assert hints == sorted(p.relative_to(released) for p in (released / "hints").rglob("*.md"))
@@ -401,14 +401,14 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     for needed in ("LICENSE", "README.md", "conftest.py", "pyproject.toml", "reference/engine.py",
-                   "tests/expect.py", "autograd_kata/classroom/templates/classroom.yml"):
+                   "tests/expect.py", "autograd_kata/classroom/templates/classroom.yml.tmpl"):
         assert needed in names, needed
     for s in STAGES:
         assert {s.test_file, s.source("exercises"), s.source("solutions"), s.hint_file("en")} <= names, s.module
     assert not [n for n in names if n.startswith(("tooltests/", ".ci/")) or "__pycache__" in n]
     with zipfile.ZipFile(wheel) as whl:
         inside = set(whl.namelist())
-    assert "autograd_kata/classroom/templates/verify_release.py" in inside
+    assert "autograd_kata/classroom/templates/verify_release.py.tmpl" in inside
     assert any(n.endswith("licenses/LICENSE") for n in inside), sorted(inside)[-5:]
     assert not [n for n in inside if n.startswith(("tests/", "solutions/", "exercises/", "reference/"))]
 

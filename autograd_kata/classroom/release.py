@@ -10,7 +10,9 @@ adds ``.kata-pristine/exercises/`` (the untouched stubs, for ``kata reset``),
 ``.github/workflows/classroom.yml`` (GitHub Classroom: verify, install once,
 one graded step per stage) and ``.kata-release.json`` (the checksums of the
 graded files, which the workflow also embeds).  The workflow, the script it
-runs and the pyproject are template files in ``classroom/templates/``.
+runs and the pyproject are template files in ``classroom/templates/``, each
+named ``*.tmpl`` so that no tool takes one for the project's own configuration
+(``pyproject.toml.tmpl`` is not TOML, ``verify_release.py.tmpl`` not Python).
 
 Before it finishes, the command scans its own output for reference code (see
 ``scan``) and, if it finds any, deletes the output and exits non-zero.
@@ -114,7 +116,7 @@ def student_pyproject(text: str) -> str:
                     if not k.startswith("autograd_kata.maintainer")}
     pytest_ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return fill(
-        template("pyproject.toml"),
+        template("pyproject.toml.tmpl"),
         name=_toml_value(project["name"]), version=_toml_value(project["version"]),
         description=_toml_value(project.get("description", "")),
         requires_python=_toml_value(project.get("requires-python", ">=3.10")),
@@ -172,13 +174,13 @@ def classroom_workflow(checksums: dict[str, str] | None = None, stages=STAGES, p
     tests pass, or 0) and the grading reporter."""
     checksums = dict(sorted((checksums or {}).items()))
     folders = sorted({path.split("/", 1)[0] + "/" for path in checksums if "/" in path} - {".github/"})
-    verify = fill(template("verify_release.py"), checksums=json.dumps(checksums, indent=1),
+    verify = fill(template("verify_release.py.tmpl"), checksums=json.dumps(checksums, indent=1),
                   release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]))
-    steps = "".join(fill(template("classroom-stage.yml"), name=_yaml_str(f"Stage {s.number} - {s.title}"),
+    steps = "".join(fill(template("classroom-stage.yml.tmpl"), name=_yaml_str(f"Stage {s.number} - {s.title}"),
                          n=str(s.number), timeout=str(timeout_minutes), points=str(s.points)) for s in stages)
     env = "".join(f'        STAGE{s.number}_RESULTS: "${{{{steps.stage{s.number}.outputs.result}}}}"\n'
                   for s in stages)
-    return fill(template("classroom.yml"), python=python, verify=_indent(verify, 8).rstrip("\n"),
+    return fill(template("classroom.yml.tmpl"), python=python, verify=_indent(verify, 8).rstrip("\n"),
                 stages=steps.rstrip("\n"), reporter_env=env.rstrip("\n"),
                 runners=",".join(f"stage{s.number}" for s in stages))
 
