@@ -81,7 +81,7 @@ def source_files(root: Path) -> list[str]:
 
 # --- the pyproject.toml of a student copy: a template, filled from the maintainers' one
 
-def _toml_value(value) -> str:
+def toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -89,16 +89,25 @@ def _toml_value(value) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
     if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} into the student pyproject.toml")
 
 
-def _toml_table(name: str, table: dict) -> str:
+def toml_table(name: str, table: dict) -> str:
     lines = [f"[{name}]"]
     for key, value in table.items():
         key = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-        lines.append(f"{key} = {_toml_value(value)}")
+        lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines)
+
+
+def load_toml(text: str) -> dict:
+    """``text`` read as TOML (tomllib; tomli on Python 3.10)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(text)
 
 
 def student_pyproject(text: str) -> str:
@@ -106,25 +115,21 @@ def student_pyproject(text: str) -> str:
     name, version, dependencies, the ``pictures`` extra, package data (minus
     the maintainers') and the pytest settings, read from the maintainers'
     ``text`` with tomllib (nothing is edited in place)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    data = tomllib.loads(text)
+    data = load_toml(text)
     project = data["project"]
     package_data = {k: v for k, v in data.get("tool", {}).get("setuptools", {}).get("package-data", {}).items()
                     if not k.startswith("autograd_kata.maintainer")}
     pytest_ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return fill(
         template("pyproject.toml.tmpl"),
-        name=_toml_value(project["name"]), version=_toml_value(project["version"]),
-        description=_toml_value(project.get("description", "")),
-        requires_python=_toml_value(project.get("requires-python", ">=3.10")),
-        license=_toml_value(project.get("license", "MIT")),
-        dependencies=_toml_value(project.get("dependencies", [])),
-        pictures=_toml_value(project.get("optional-dependencies", {}).get("pictures", [])),
-        package_data=_toml_table("tool.setuptools.package-data", package_data),
-        pytest=_toml_table("tool.pytest.ini_options", pytest_ini),
+        name=toml_value(project["name"]), version=toml_value(project.get("version", __version__)),  # dynamic: __init__'s
+        description=toml_value(project.get("description", "")),
+        requires_python=toml_value(project.get("requires-python", ">=3.10")),
+        license=toml_value(project.get("license", "MIT")),
+        dependencies=toml_value(project.get("dependencies", [])),
+        pictures=toml_value(project.get("optional-dependencies", {}).get("pictures", [])),
+        package_data=toml_table("tool.setuptools.package-data", package_data),
+        pytest=toml_table("tool.pytest.ini_options", pytest_ini),
     )
 
 
