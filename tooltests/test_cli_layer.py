@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_i18n_cli import assert_in_language, help_text
+from test_imports import PACKAGE, modules
 
 from autograd_kata import cli
 from autograd_kata.core import i18n
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import KataNotFound, find_root
-from test_i18n_cli import assert_in_language, help_text
-from test_imports import PACKAGE, modules
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = {"autograd_kata.cli", "autograd_kata.__main__", "autograd_kata.instructor"}

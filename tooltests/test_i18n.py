@@ -308,6 +308,7 @@ def test_lang_works_before_and_after_the_command_and_wins_over_kata_lang(kata_co
 def fake_results(monkeypatch, passing: int):
     """Stages 1..passing pass, the rest do not (no pytest run)."""
     from types import SimpleNamespace
+
     from autograd_kata.learner import commands
     monkeypatch.setattr(commands, "results", lambda stages, root, fresh=False: {
         s.number: SimpleNamespace(stage=s, ok=s.number <= passing) for s in stages})

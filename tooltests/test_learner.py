@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from autograd_kata import cli
-
 from autograd_kata.core import state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage

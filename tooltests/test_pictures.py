@@ -23,14 +23,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from pictures_png import colours, read_png
 
 from autograd_kata import cli
-from autograd_kata.pictures import explore
-
-from autograd_kata.pictures import graph
-
+from autograd_kata.pictures import explore, graph
 from autograd_kata.pictures import train as trainer
-from pictures_png import colours, read_png
 
 ROOT = Path(__file__).resolve().parent.parent
 REF = "solutions.stage08_mlp"

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -30,9 +29,9 @@ from autograd_kata.classroom.release import (
     student_pyproject,
     student_readme,
 )
-from autograd_kata.core.errors import Refusal
 from autograd_kata.cli import AUDIENCE, NOT_IN_A_STUDENT_COPY
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import RELEASE_FILE, STAGES, impl_problem, stage, student_role
 from autograd_kata.core.state import pristine_stub
 from kit import clone, reference, run, stub

@@ -38,8 +38,9 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     if autograder:
         from autograd_kata.classroom.gradescope import build_autograder
         return build_autograder(_root(), autograder)
-    from . import grade as g
     from autograd_kata.core.manifest import STAGES, stage
+
+    from . import grade as g
 
     try:
         chosen = [stage(n) for n in stages] if stages else list(STAGES)

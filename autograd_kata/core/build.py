@@ -29,8 +29,8 @@ import ast
 import io
 import re
 import shutil
-import tokenize
 import time
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
