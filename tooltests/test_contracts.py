@@ -182,7 +182,7 @@ def runs(request, tmp_path_factory):
             return error
 
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
-        return dict(zip((e.id for e in chosen), pool.map(one, chosen, places)))
+        return dict(zip((e.id for e in chosen), pool.map(one, chosen, places), strict=True))
 
 
 def outcome(edit, runs):

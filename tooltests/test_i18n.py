@@ -78,7 +78,8 @@ def test_the_completeness_check_fails_when_an_id_lacks_a_language(tmp_path):
     messages = write_catalogues(
         tmp_path,
         en='msgid "a.one"\nmsgstr "One {n}"\n\nmsgid "a.two"\nmsgstr "Two"\n\nmsgid "a.three"\nmsgstr "Three"\n',
-        xx='msgid "a.one"\nmsgstr "Un {m}"\n\n#, fuzzy\nmsgid "a.two"\nmsgstr "Deux?"\n\nmsgid "a.old"\nmsgstr "Vieux"\n')
+        xx='msgid "a.one"\nmsgstr "Un {m}"\n\n#, fuzzy\nmsgid "a.two"\nmsgstr "Deux?"\n\n'
+           'msgid "a.old"\nmsgstr "Vieux"\n')
     problems = i18n.check_catalogue("xx", messages)
     assert "xx: no translation of 'a.three'" in problems
     assert "xx: no translation of 'a.two'" in problems, "a fuzzy translation is not a translation"
@@ -157,7 +158,8 @@ def test_every_id_the_code_asks_for_exists_in_english():
     asked = set()
     for path in (ROOT / "autograd_kata").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        asked |= set(re.findall(r"""\b(?:t|raw|text)\(\s*"([a-z][\w.]*)"|\bt_in\(\s*\w+,\s*"([a-z][\w.]*)"|"(lesson\.stage\d+|explore\.(?!html"|png")[\w.]+)\"""", text))
+        asked |= set(re.findall(r"""\b(?:t|raw|text)\(\s*"([a-z][\w.]*)"|\bt_in\(\s*\w+,\s*"([a-z][\w.]*)"|"""
+                                r""""(lesson\.stage\d+|explore\.(?!html"|png")[\w.]+)\"""", text))
     asked = {next(filter(None, groups)) for groups in asked}
     page = (ROOT / "autograd_kata/pictures/explore.html").read_text(encoding="utf-8")
     asked |= set(re.findall(r"\{\{([a-z][\w.]*)\}\}", page)) - {"lang"}
@@ -330,7 +332,8 @@ def test_kata_hint_without_a_stage_when_every_stage_passes(kata_copy, capsys, mo
     fake_results(monkeypatch, passing=len(STAGES))
     n = len(STAGES)
     code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
-    assert code == 0 and out.strip() == f"{n}ステージすべて合格です。各ステージのヒントは kata hint N（N = 1..{n}）で読めます"
+    assert code == 0 and out.strip() == (f"{n}ステージすべて合格です。"
+                                         f"各ステージのヒントは kata hint N（N = 1..{n}）で読めます")
     code, out, _ = run_kata(capsys, "hint", "--lang", "en")
     assert code == 0 and out.strip() == f"All {n} stages pass. A stage's hints: kata hint N (N = 1..{n})"
 

@@ -251,7 +251,7 @@ def test_the_workflow_verifies_then_installs_once_then_grades_each_stage(release
     graders = [s for s in steps if s.get("uses") == "classroom-resources/autograding-command-grader@v1"]
     assert len(installs) == 1 and check < installs[0] < steps.index(graders[0]), names
     assert [g["id"] for g in graders] == [f"stage{s.number}" for s in STAGES]
-    for g, s in zip(graders, STAGES):
+    for g, s in zip(graders, STAGES, strict=True):
         w = g["with"]
         assert "setup-command" not in w, "the kata is installed once, not once per stage"
         assert w["max-score"] == s.points and isinstance(w["timeout"], int)

@@ -122,7 +122,8 @@ def student_pyproject(text: str) -> str:
     pytest_ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return fill(
         template("pyproject.toml.tmpl"),
-        name=toml_value(project["name"]), version=toml_value(project.get("version", __version__)),  # dynamic: __init__'s
+        name=toml_value(project["name"]),
+        version=toml_value(project.get("version", __version__)),  # the maintainers' is dynamic: __init__'s
         description=toml_value(project.get("description", "")),
         requires_python=toml_value(project.get("requires-python", ">=3.10")),
         license=toml_value(project.get("license", "MIT")),

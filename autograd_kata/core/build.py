@@ -325,7 +325,8 @@ def build(root: Path, check: bool = False, out=print) -> int:
             state = "is missing" if not path.exists() else "differs from what `kata build` writes"
             out(f"{path.relative_to(root)} {state}")
         if stale:
-            out(f"{len(stale)} file(s) out of date with {ENGINE}: run `kata build` and commit solutions/ and exercises/.")
+            out(f"{len(stale)} file(s) out of date with {ENGINE}: "
+                "run `kata build` and commit solutions/ and exercises/.")
             return 1
         out(f"solutions/ and exercises/ are up to date with {ENGINE} ({len(wanted)} files).")
         return 0

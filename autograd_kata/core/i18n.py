@@ -251,8 +251,8 @@ def current_language(flag: str | None = None) -> str:
             return found
         if wanted not in _warned:
             _warned.add(wanted)
-            print(f"kata: {MESSAGES.text('i18n.unknown_env', DEFAULT, var=ENV, value=wanted, langs=', '.join(available))}",
-                  file=sys.stderr)
+            said = MESSAGES.text('i18n.unknown_env', DEFAULT, var=ENV, value=wanted, langs=', '.join(available))
+            print(f"kata: {said}", file=sys.stderr)
     for var in LOCALE_VARS:
         value = os.environ.get(var)
         if value:  # POSIX: the first one set wins, even C or a language we lack
@@ -301,8 +301,9 @@ def setup(flag: str | None = None, stream=None, notice=None) -> str:
     lang = current_language(flag)
     stream = stream or sys.stdout
     if lang != DEFAULT and not can_show(lang, stream):
-        print(f"kata: {MESSAGES.text('i18n.cannot_show', DEFAULT, language=language_name(lang, DEFAULT), encoding=getattr(stream, 'encoding', '?'))}",
-              file=notice or sys.stderr)
+        said = MESSAGES.text('i18n.cannot_show', DEFAULT, language=language_name(lang, DEFAULT),
+                             encoding=getattr(stream, 'encoding', '?'))
+        print(f"kata: {said}", file=notice or sys.stderr)
         lang = DEFAULT
     _chosen = lang
     return lang

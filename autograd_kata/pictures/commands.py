@@ -45,8 +45,9 @@ def _load(impl: str, stage):
     except Exception as error:
         sys.modules.pop(name, None)
         line = error.lineno if isinstance(error, SyntaxError) and error.lineno else None
-        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import", file=f"{impl}/{stage.module}.py",
-                            line=line, error=f"{type(error).__name__}: {error}")) from None
+        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import",
+                            file=f"{impl}/{stage.module}.py", line=line,
+                            error=f"{type(error).__name__}: {error}")) from None
 
 
 def _is_stub(error: BaseException) -> bool:
