@@ -21,9 +21,9 @@ BRANCH = "main"
 
 
 def _pyproject() -> dict:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: tomli, a build requirement there
+    else:  # Python 3.10: tomli, a build requirement there
         import tomli as tomllib
     return tomllib.loads((HERE / "pyproject.toml").read_text(encoding="utf-8"))
 

@@ -245,8 +245,8 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
     # One language setting for every command, before or after its name (SUPPRESS:
     # a command that was not given --lang must not erase `kata --lang ja ...`).
     langs = i18n.languages()
-    lang = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
-                help=i18n.t("help.lang", choices=", ".join(langs)))
+    lang: dict = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
+                      help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
             one = sub.add_parser(c.name, help=i18n.t(c.help_id))

@@ -45,7 +45,7 @@ def imported_names(tree: ast.Module):
 
 
 def private(name: str | None) -> bool:
-    return bool(name) and name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    return name is not None and name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 # --- read from the source --------------------------------------------------------------

@@ -350,7 +350,9 @@ def test_the_stage_lessons_follow_the_language(monkeypatch):
 
 def visible_text(page: str) -> list[str]:
     """Every piece of text a reader (or a screen reader) meets on the explore page."""
-    script = re.search(r"/\*KATA_TEXT\*/(.*?)/\*END_KATA_TEXT\*/", page, re.S).group(1)
+    found = re.search(r"/\*KATA_TEXT\*/(.*?)/\*END_KATA_TEXT\*/", page, re.S)
+    assert found, "the explore page has no /*KATA_TEXT*/ block"
+    script = found.group(1)
     body = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)
     body = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
     attributes = re.findall(r'(?:aria-label|title|aria-valuetext)="([^"]*)"', body)

@@ -21,13 +21,17 @@ def _root():
 
 
 def release(folder: str, with_diff: bool = False) -> int:
+    from pathlib import Path
+
     from autograd_kata.classroom.release import release as write_copy
-    return write_copy(_root(), folder, with_diff=with_diff)
+    return write_copy(_root(), Path(folder), with_diff=with_diff)
 
 
 def autograder(zip_path: str) -> int:
+    from pathlib import Path
+
     from autograd_kata.classroom.gradescope import build_autograder
-    return build_autograder(_root(), zip_path)
+    return build_autograder(_root(), Path(zip_path))
 
 
 def grade(submission: str | None = None, fmt: str = "text", out: str | None = None, stages=None,
@@ -37,7 +41,7 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
 
     if autograder:
         from autograd_kata.classroom.gradescope import build_autograder
-        return build_autograder(_root(), autograder)
+        return build_autograder(_root(), Path(autograder))
     from autograd_kata.core.manifest import STAGES, stage
 
     from . import grade as g
@@ -51,10 +55,10 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     if class_dir:
         return _grade_class(g, Path(class_dir), grader_root, chosen, out, stage_timeout, jobs,
                             alone=not submission and fmt == "text")
-    submission = Path(submission) if submission else _root()
+    graded = Path(submission) if submission else _root()
     if out and Path(out).is_file():
         Path(out).unlink()  # an old report must not pass for this grading's if this one dies
-    report = g.grade(submission, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs)
+    report = g.grade(graded, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs)
     from autograd_kata.classroom.formats import as_text, write
     try:
         write(report, fmt, out)

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -103,9 +104,9 @@ def toml_table(name: str, table: dict) -> str:
 
 def load_toml(text: str) -> dict:
     """``text`` read as TOML (tomllib; tomli on Python 3.10)."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         import tomli as tomllib
     return tomllib.loads(text)
 
@@ -228,6 +229,7 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
         if text is not None:
             target.write_text(text, encoding="utf-8")
         else:
+            assert source is not None, rel
             shutil.copy2(source, target)
         written.append(rel)
 

@@ -82,7 +82,10 @@ def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, s
     they fall back to English; obsolete (``#~``) entries are ignored."""
     messages: dict[str, str | tuple[str, ...]] = {}
     headers: dict[str, str] = {}
-    entries, entry, key, fuzzy = [], {}, None, False
+    entries: list[tuple[dict[str, str], bool]] = []
+    entry: dict[str, str] = {}
+    key: str | None = None
+    fuzzy = False
 
     def finish():
         nonlocal entry, key, fuzzy
@@ -132,7 +135,7 @@ def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, s
         if fuzzy:
             continue
         if "msgid_plural" in entry:
-            forms = []
+            forms: list[str] = []
             while f"msgstr[{len(forms)}]" in entry:
                 forms.append(entry[f"msgstr[{len(forms)}]"])
             if forms and all(forms):
@@ -266,7 +269,7 @@ PAGE_IDS = ("explore.",)
 
 def terminal_texts(lang: str) -> list[str]:
     """Every form of every message of ``lang`` that a terminal may have to show."""
-    texts = []
+    texts: list[str] = []
     for msgid, text in MESSAGES.catalogue(lang).messages.items():
         if not msgid.startswith(PAGE_IDS):
             texts.extend(text if isinstance(text, tuple) else (text,))
