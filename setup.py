@@ -55,6 +55,12 @@ class BuildPyWithKit(build_py):
             from autograd_kata.classroom.kit import KIT, write_kit
         finally:
             sys.path.remove(str(HERE))
+        # a build/ folder left from an older build may hold what the wheel must not
+        stale = Path(self.build_lib) / "autograd_kata" / "maintainer"
+        if stale.exists():
+            import shutil
+            shutil.rmtree(stale)
+            print(f"removed {stale}: the maintainers' checks stay out of the wheel")
         dest = Path(self.build_lib) / "autograd_kata" / KIT
         if dest.exists():
             import shutil
