@@ -87,6 +87,9 @@ PICTURE_FIELDS = From(f"{PICTURES}:help_fields")
 
 # The order is the order of `kata --help`.
 COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("init", "learners", "autograd_kata.classroom.kit:init_command", (
+        arg("folder", nargs="?", default=manifest.INIT_FOLDER, metavar="DIR", help="help.init.folder"),),
+        fields=From("autograd_kata.classroom.kit:help_fields")),
     Command("status", "learners", f"{LEARNER}:status"),
     Command("check", "learners", f"{LEARNER}:check", (
         STAGE_OR_NEXT,
@@ -178,8 +181,17 @@ def _student_copy() -> bool:
         return False
 
 
+def maintainer_tools() -> bool:
+    """The maintainers' checks are installed: a clone or an editable install (the
+    wheel leaves ``autograd_kata/maintainer/`` out, with the reference it quotes)."""
+    import importlib.util
+    return importlib.util.find_spec("autograd_kata.maintainer") is not None
+
+
 def audiences_here() -> tuple[str, ...]:
-    return ("learners",) if _student_copy() else AUDIENCES
+    if _student_copy():
+        return ("learners",)
+    return AUDIENCES if maintainer_tools() else ("learners", "instructors")
 
 
 def _warn_if_another_kata() -> None:
@@ -241,8 +253,8 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
     # One language setting for every command, before or after its name (SUPPRESS:
     # a command that was not given --lang must not erase `kata --lang ja ...`).
     langs = i18n.languages()
-    lang = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
-                help=i18n.t("help.lang", choices=", ".join(langs)))
+    lang: dict = dict(choices=langs, default=argparse.SUPPRESS, metavar="LANG",
+                      help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
             one = sub.add_parser(c.name, help=i18n.t(c.help_id))
@@ -268,6 +280,9 @@ def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
     audiences = audiences or audiences_here()
     name = _command_in(argv)
     if name in COMMANDS and AUDIENCE[name] not in audiences:
+        if AUDIENCE[name] == "maintainers" and not _student_copy():
+            print(i18n.t("cli.maintainers_only", command=name, source=manifest.source_url()), file=sys.stderr)
+            return 2
         who = i18n.t(f"cli.audience.{AUDIENCE[name]}")
         print(i18n.t("cli.not_in_student_copy", command=name, who=who), file=sys.stderr)
         return 2

@@ -60,7 +60,7 @@ def chain(Value, n=50_000):
 def mlp_step(Value, MLP, model, points):
     xs, ys = points
     scores = [model(x) for x in xs]
-    loss = sum(((s - y) ** 2 for s, y in zip(scores, ys)), Value(0.0)) * (1.0 / len(xs))
+    loss = sum(((s - y) ** 2 for s, y in zip(scores, ys, strict=True)), Value(0.0)) * (1.0 / len(xs))
     model.zero_grad()
     loss.backward()
     for p in model.parameters():
@@ -110,7 +110,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))  # for micrograd's recursive sort
     rng = random.Random(0)
-    points = ([[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(60)], [rng.choice((-1.0, 1.0)) for _ in range(60)])
+    points = ([[rng.uniform(-2, 2), rng.uniform(-2, 2)] for _ in range(60)],
+              [rng.choice((-1.0, 1.0)) for _ in range(60)])
     chains, steps = {}, {}
     for name, (Value, MLP) in engines(args.module).items():
         random.seed(1)

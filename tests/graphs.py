@@ -192,17 +192,21 @@ def build(engine, steps):
         if op == "leaf":
             nodes.append(engine.Value(const))
             continue
-        xs = [nodes[a] for a in args]
-        x = xs[0]
-        nodes.append({
-            "add": lambda: xs[0] + xs[1], "mul": lambda: xs[0] * xs[1], "sub": lambda: xs[0] - xs[1],
-            "div": lambda: xs[0] / xs[1], "neg": lambda: -x, "add_n": lambda: x + const,
-            "n_add": lambda: const + x, "mul_n": lambda: x * const, "n_mul": lambda: const * x,
-            "sub_n": lambda: x - const, "n_sub": lambda: const - x, "tanh": lambda: x.tanh(),
-            "exp": lambda: x.exp(), "relu": lambda: x.relu(), "pow": lambda: x ** const,
-            "div_n": lambda: x / const, "n_div": lambda: const / x,
-        }[op]())
+        nodes.append(_apply(op, [nodes[a] for a in args], const))
     return nodes
+
+
+def _apply(op, xs, const):
+    """One step on the engine's Values ``xs`` (and a plain number ``const``)."""
+    x = xs[0]
+    return {
+        "add": lambda: xs[0] + xs[1], "mul": lambda: xs[0] * xs[1], "sub": lambda: xs[0] - xs[1],
+        "div": lambda: xs[0] / xs[1], "neg": lambda: -x, "add_n": lambda: x + const,
+        "n_add": lambda: const + x, "mul_n": lambda: x * const, "n_mul": lambda: const * x,
+        "sub_n": lambda: x - const, "n_sub": lambda: const - x, "tanh": lambda: x.tanh(),
+        "exp": lambda: x.exp(), "relu": lambda: x.relu(), "pow": lambda: x ** const,
+        "div_n": lambda: x / const, "n_div": lambda: const / x,
+    }[op]()
 
 
 def describe(steps):

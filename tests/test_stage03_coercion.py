@@ -208,6 +208,7 @@ def test_an_unsupported_operand_is_pythons_own_type_error(engine, expression, ma
 
 @pytest.mark.properties
 def test_random_graphs_match_central_differences(engine):
-    """Random graphs of the operations so far (+, *, constants on either side, -, negation): every node's grad against central differences."""
+    """Random graphs of the operations so far (+, *, constants on either side, -, negation):
+    every node's grad against central differences."""
     for_all(SMALL, graphs(ops_up_to(3), reuse=False),
             lambda steps: expect_gradients(expect, engine, steps, "rules"))

@@ -66,7 +66,8 @@ def test_tanh_computes_the_hyperbolic_tangent(engine):
         x = engine.Value(x0)
         out = x.tanh()
         expect_unary_node(engine, out, x, "tanh", f"Value({x0}).tanh()")
-        expect.equal(out.data, math.tanh(x0), f"Value({x0}).tanh().data", t("s4.value_is", op="tanh", fn="math.tanh(x)"))
+        expect.equal(out.data, math.tanh(x0), f"Value({x0}).tanh().data",
+                     t("s4.value_is", op="tanh", fn="math.tanh(x)"))
 
 
 def test_tanh_slope_comes_from_its_output(engine):
@@ -208,7 +209,8 @@ def test_rtruediv_divides_the_number_by_self(engine):
     up = -1.5
     backprop(out, up)
     grads(t("s3.times_up", slope="d(2/v)/dv = -2/v**2"),
-          [(t("s3.m.swapped", right="2 / v", wrong="v / 2"), {"v": 0.5 * up}), (FORGOT_UPSTREAM, {"v": -2 / 0.64}), (t("s4.div.detached", expr="2 / v"), {"v": 0.0})],
+          [(t("s3.m.swapped", right="2 / v", wrong="v / 2"), {"v": 0.5 * up}), (FORGOT_UPSTREAM, {"v": -2 / 0.64}),
+           (t("s4.div.detached", expr="2 / v"), {"v": 0.0})],
           v=(v, -2 / 0.64 * up))
 
 
@@ -301,6 +303,7 @@ def test_pow_zero_is_constant(engine):
 
 @pytest.mark.properties
 def test_random_graphs_match_central_differences(engine):
-    """Random graphs of the operations so far (+, *, -, constants, tanh, exp, relu, **, /): every node's grad against central differences."""
+    """Random graphs of the operations so far (+, *, -, constants, tanh, exp, relu, **, /):
+    every node's grad against central differences."""
     for_all(SMALL, graphs(ops_up_to(4), reuse=False),
             lambda steps: expect_gradients(expect, engine, steps, "rules"))

@@ -260,6 +260,7 @@ def test_backward_with_reuse_matches_numeric_gradients(engine):
 
 @pytest.mark.properties
 def test_random_graphs_match_central_differences(engine):
-    """Random graphs of the operations, nodes reused, walked back by backward(): every node's grad against central differences."""
+    """Random graphs of the operations, nodes reused, walked back by backward(): every
+    node's grad against central differences."""
     for_all(SMALL, graphs(ops_up_to(4), reuse=True),
             lambda steps: expect_gradients(expect, engine, steps, "backward"))

@@ -221,7 +221,8 @@ def test_a_wrong_input_length_raises(engine):
     expect.raises(ValueError, lambda: n([1.0, 2.0, 3.0, 4.0]),
                   t("s8.given_inputs", what="Neuron(3)", n=4, strict=STRICT))
     model = engine.MLP(3, [4, 1], seed=0)
-    expect.raises(ValueError, lambda: model([1.0, 2.0]), t("s8.given_inputs", what="MLP(3, [4, 1])", n=2, strict=STRICT))
+    expect.raises(ValueError, lambda: model([1.0, 2.0]),
+                  t("s8.given_inputs", what="MLP(3, [4, 1])", n=2, strict=STRICT))
 
 
 def test_train_refuses_inputs_and_targets_of_different_lengths(engine):
@@ -353,7 +354,7 @@ def expect_network_gradients(engine, nin, widths, seed, xs):
     for li, layer in enumerate(params):
         for ni, (ws, b) in enumerate(layer):
             for k, node in enumerate([*ws, b]):
-                def bumped(d):
+                def bumped(d, li=li, ni=ni, k=k):  # called at once, in this iteration
                     copy = [[(list(w), bb) for w, bb in lay] for lay in floats]
                     w, bb = copy[li][ni]
                     if k < len(w):

@@ -12,7 +12,8 @@ def read_png(data: bytes):
     palette images give their index tuples, which is enough to count colours)."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError("not a PNG")
-    pos, idat, header = 8, b"", None
+    pos, idat = 8, b""
+    header: tuple | None = None
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos:pos + 4])
         kind = data[pos + 4:pos + 8]
@@ -24,6 +25,8 @@ def read_png(data: bytes):
             idat += body
         elif kind == b"IEND":
             break
+    if header is None:
+        raise ValueError("no IHDR chunk: not a PNG")
     width, height, depth, colour, _, _, interlace = header
     if depth != 8 or interlace:
         raise ValueError(f"only 8-bit, non-interlaced PNGs (got depth {depth}, interlace {interlace})")
@@ -32,19 +35,19 @@ def read_png(data: bytes):
     raw = zlib.decompress(idat)
     rows, prev, i = [], bytearray(stride), 0
     for _ in range(height):
-        kind, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        filter_type, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
         i += 1 + stride
         for x in range(stride):
             a = line[x - n] if x >= n else 0
             b = prev[x]
             c = prev[x - n] if x >= n else 0
-            if kind == 1:
+            if filter_type == 1:
                 line[x] = (line[x] + a) & 255
-            elif kind == 2:
+            elif filter_type == 2:
                 line[x] = (line[x] + b) & 255
-            elif kind == 3:
+            elif filter_type == 3:
                 line[x] = (line[x] + (a + b) // 2) & 255
-            elif kind == 4:
+            elif filter_type == 4:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)

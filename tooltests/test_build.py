@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.errors import Refusal
 from autograd_kata.core.build import (
     ENGINE,
     MarkerError,
@@ -22,6 +21,7 @@ from autograd_kata.core.build import (
     strip_markers,
     stub_source,
 )
+from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_i18n_cli import assert_in_language, help_text
+from test_imports import PACKAGE, modules
 
 from autograd_kata import cli
 from autograd_kata.core import i18n
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import KataNotFound, find_root
-from test_i18n_cli import assert_in_language, help_text
-from test_imports import PACKAGE, modules
 
 ROOT = Path(__file__).resolve().parent.parent
 TOP = {"autograd_kata.cli", "autograd_kata.__main__", "autograd_kata.instructor"}
@@ -45,7 +45,7 @@ def imported_names(tree: ast.Module):
 
 
 def private(name: str | None) -> bool:
-    return bool(name) and name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    return name is not None and name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 # --- read from the source --------------------------------------------------------------
@@ -231,10 +231,10 @@ def test_kata_help_imports_no_handler_module():
 # --- the Classroom workflow's entry ------------------------------------------------------
 
 def test_the_workflow_grades_through_the_instructor_entry():
-    text = (PACKAGE / "classroom" / "templates" / "kata-grade.yml").read_text(encoding="utf-8")
+    text = (PACKAGE / "classroom" / "templates" / "kata-grade.yml.tmpl").read_text(encoding="utf-8")
     assert "python -m autograd_kata.instructor grade --format junit" in text
     assert '"-m", "autograd_kata.instructor", "grade"' in (PACKAGE / "classroom" / "templates" /
-                                                           "classroom50_autograder.py").read_text(encoding="utf-8")
+                                                           "classroom50_autograder.py.tmpl").read_text(encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "autograd_kata.instructor", "grade", "--stage", "99"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "KATA_LANG": "en"})

@@ -13,16 +13,16 @@ not what it does: the stage must pass them (the tests judge effects, not calls).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-import os
 
 import pytest
+from test_mistakes import ROOT, run_stage_with
 
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.maintainer.mistakes import MISTAKES
-from test_mistakes import ROOT, run_stage_with
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def runs(request, tmp_path_factory):
             return error
 
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
-        return dict(zip((e.id for e in chosen), pool.map(one, chosen, places)))
+        return dict(zip((e.id for e in chosen), pool.map(one, chosen, places), strict=True))
 
 
 def outcome(edit, runs):

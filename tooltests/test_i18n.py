@@ -78,7 +78,8 @@ def test_the_completeness_check_fails_when_an_id_lacks_a_language(tmp_path):
     messages = write_catalogues(
         tmp_path,
         en='msgid "a.one"\nmsgstr "One {n}"\n\nmsgid "a.two"\nmsgstr "Two"\n\nmsgid "a.three"\nmsgstr "Three"\n',
-        xx='msgid "a.one"\nmsgstr "Un {m}"\n\n#, fuzzy\nmsgid "a.two"\nmsgstr "Deux?"\n\nmsgid "a.old"\nmsgstr "Vieux"\n')
+        xx='msgid "a.one"\nmsgstr "Un {m}"\n\n#, fuzzy\nmsgid "a.two"\nmsgstr "Deux?"\n\n'
+           'msgid "a.old"\nmsgstr "Vieux"\n')
     problems = i18n.check_catalogue("xx", messages)
     assert "xx: no translation of 'a.three'" in problems
     assert "xx: no translation of 'a.two'" in problems, "a fuzzy translation is not a translation"
@@ -157,7 +158,8 @@ def test_every_id_the_code_asks_for_exists_in_english():
     asked = set()
     for path in (ROOT / "autograd_kata").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        asked |= set(re.findall(r"""\b(?:t|raw|text)\(\s*"([a-z][\w.]*)"|\bt_in\(\s*\w+,\s*"([a-z][\w.]*)"|"(lesson\.stage\d+|explore\.(?!html"|png")[\w.]+)\"""", text))
+        asked |= set(re.findall(r"""\b(?:t|raw|text)\(\s*"([a-z][\w.]*)"|\bt_in\(\s*\w+,\s*"([a-z][\w.]*)"|"""
+                                r""""(lesson\.stage\d+|explore\.(?!html"|png")[\w.]+)\"""", text))
     asked = {next(filter(None, groups)) for groups in asked}
     page = (ROOT / "autograd_kata/pictures/explore.html").read_text(encoding="utf-8")
     asked |= set(re.findall(r"\{\{([a-z][\w.]*)\}\}", page)) - {"lang"}
@@ -308,6 +310,7 @@ def test_lang_works_before_and_after_the_command_and_wins_over_kata_lang(kata_co
 def fake_results(monkeypatch, passing: int):
     """Stages 1..passing pass, the rest do not (no pytest run)."""
     from types import SimpleNamespace
+
     from autograd_kata.learner import commands
     monkeypatch.setattr(commands, "results", lambda stages, root, fresh=False: {
         s.number: SimpleNamespace(stage=s, ok=s.number <= passing) for s in stages})
@@ -329,7 +332,8 @@ def test_kata_hint_without_a_stage_when_every_stage_passes(kata_copy, capsys, mo
     fake_results(monkeypatch, passing=len(STAGES))
     n = len(STAGES)
     code, out, _ = run_kata(capsys, "hint", "--lang", "ja")
-    assert code == 0 and out.strip() == f"{n}ステージすべて合格です。各ステージのヒントは kata hint N（N = 1..{n}）で読めます"
+    assert code == 0 and out.strip() == (f"{n}ステージすべて合格です。"
+                                         f"各ステージのヒントは kata hint N（N = 1..{n}）で読めます")
     code, out, _ = run_kata(capsys, "hint", "--lang", "en")
     assert code == 0 and out.strip() == f"All {n} stages pass. A stage's hints: kata hint N (N = 1..{n})"
 
@@ -346,7 +350,9 @@ def test_the_stage_lessons_follow_the_language(monkeypatch):
 
 def visible_text(page: str) -> list[str]:
     """Every piece of text a reader (or a screen reader) meets on the explore page."""
-    script = re.search(r"/\*KATA_TEXT\*/(.*?)/\*END_KATA_TEXT\*/", page, re.S).group(1)
+    found = re.search(r"/\*KATA_TEXT\*/(.*?)/\*END_KATA_TEXT\*/", page, re.S)
+    assert found, "the explore page has no /*KATA_TEXT*/ block"
+    script = found.group(1)
     body = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)
     body = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
     attributes = re.findall(r'(?:aria-label|title|aria-valuetext)="([^"]*)"', body)

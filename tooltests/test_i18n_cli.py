@@ -18,13 +18,13 @@ import subprocess
 import sys
 
 import pytest
+from test_i18n import JAPANESE, english_words
+from test_learner import Reader, copy_kata, solve
 
-from kit import fresh_copy
 from autograd_kata import cli
 from autograd_kata.core import i18n, runner, state
 from autograd_kata.core.manifest import STAGES, stage
-from test_i18n import JAPANESE, english_words
-from test_learner import Reader, copy_kata, solve
+from kit import fresh_copy
 
 pytestmark = pytest.mark.timeout(180)
 # An exception as Python names and words it ("TypeError: 'NoneType' object is not callable"),

@@ -160,7 +160,7 @@ def runs(request, tmp_path_factory):
             return error
 
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
-        return dict(zip(((case[0], lang) for case, lang in chosen), pool.map(one, chosen, places)))
+        return dict(zip(((case[0], lang) for case, lang in chosen), pool.map(one, chosen, places), strict=True))
 
 
 def params():

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from autograd_kata import cli
-
 from autograd_kata.core import state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
@@ -124,7 +123,8 @@ def test_help_lists_every_learner_command_and_each_has_its_own_help(capsys):
 def test_help_starts_fast_without_importing_the_heavy_parts():
     code = ("import time, sys; t = time.perf_counter(); import autograd_kata.cli; p = autograd_kata.cli.parser(); "
             "print(time.perf_counter() - t); "
-            "print(*[m for m in ('autograd_kata.core.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') if m in sys.modules])")
+            "print(*[m for m in ('autograd_kata.core.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') "
+            "if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30)
     seconds, heavy = proc.stdout.splitlines()[0], proc.stdout.splitlines()[1:]
     assert float(seconds) < 0.3
@@ -205,7 +205,8 @@ def test_check_shows_the_first_broken_rule_and_folds_the_rest_all_shows_each(kat
     assert failures == each[:1] and "a.grad is " in out and "-> kata hint 2" in out
     folded = [line.strip() for line in out.splitlines() if line.startswith("  +")]
     assert folded == [f"+{len(each) - 1} more of the same kind (a wrong value): "
-                      f"{', '.join(line[2:] for line in each[1:4])}" + (f" and {len(each) - 4} more" if len(each) > 4 else "")]
+                      f"{', '.join(line[2:] for line in each[1:4])}"
+                      + (f" and {len(each) - 4} more" if len(each) > 4 else "")]
     assert "kata check 2 --all" in out
 
 
@@ -213,7 +214,8 @@ def keeps_data_as_given(text):
     """Stage 1 as the article's first listing: no type check, data stored as it came."""
     lines = text.splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.strip().startswith("if not isinstance(data"))
-    assert "raise TypeError" in lines[start + 1] and lines[start + 2].strip() == "self.data = float(data)", lines[start:start + 3]
+    assert "raise TypeError" in lines[start + 1] and lines[start + 2].strip() == "self.data = float(data)", \
+        lines[start:start + 3]
     indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
     return "".join(lines[:start] + [f"{indent}self.data = data\n"] + lines[start + 3:])
 

@@ -46,7 +46,8 @@ def mistaken_source(mistake) -> str:
     found = source.count(mistake.old)
     if found != 1:
         pytest.fail(f"mistake {mistake.id!r}: its `old` text occurs {found} times in {path.relative_to(ROOT)}, "
-                    f"expected exactly once; update autograd_kata/maintainer/mistakes.py to the reference as it is now:\n{mistake.old}")
+                    "expected exactly once; update autograd_kata/maintainer/mistakes.py to the reference "
+                    f"as it is now:\n{mistake.old}")
     return source.replace(mistake.old, mistake.new)
 
 
@@ -84,7 +85,7 @@ def outcomes(request, tmp_path_factory):
             return error
 
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
-        return dict(zip((m.id for m in chosen), pool.map(one, chosen, places)))
+        return dict(zip((m.id for m in chosen), pool.map(one, chosen, places), strict=True))
 
 
 @pytest.mark.timeout(1200)  # the first test waits for every stage run (the shared fixture)

@@ -23,14 +23,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from pictures_png import colours, read_png
 
 from autograd_kata import cli
-from autograd_kata.pictures import explore
-
-from autograd_kata.pictures import graph
-
+from autograd_kata.pictures import explore, graph
 from autograd_kata.pictures import train as trainer
-from pictures_png import colours, read_png
 
 ROOT = Path(__file__).resolve().parent.parent
 REF = "solutions.stage08_mlp"
@@ -275,7 +272,8 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, capsys, 
 
 
 def test_the_cli_module_imports_only_light_things():
-    code = ("import sys, autograd_kata.pictures.commands, autograd_kata.pictures.graph, autograd_kata.pictures.explore, autograd_kata.pictures.train\n"
+    code = ("import sys, autograd_kata.pictures.commands, autograd_kata.pictures.graph, "
+            "autograd_kata.pictures.explore, autograd_kata.pictures.train\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'matplotlib', 'numpy', 'selenium', 'PIL'}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
@@ -349,8 +347,8 @@ def readout(driver) -> dict[str, float]:
     values = driver.execute_script(
         "return ['x','out','slope','numeric'].map(function (id) {"
         "  var e = document.getElementById(id); return [e.dataset.value, e.textContent]; });")
-    return {k: float(v[0]) for k, v in zip(("x", "out", "slope", "numeric"), values)} | \
-        {f"{k}_text": v[1] for k, v in zip(("x", "out", "slope", "numeric"), values)}
+    return {k: float(v[0]) for k, v in zip(("x", "out", "slope", "numeric"), values, strict=True)} | \
+        {f"{k}_text": v[1] for k, v in zip(("x", "out", "slope", "numeric"), values, strict=True)}
 
 
 def drag(driver, to_x: float, steps: int = 6) -> None:

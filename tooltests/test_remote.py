@@ -251,7 +251,7 @@ def test_operators_reflected_ones_too_give_what_they_give_locally(toy, here):
               "None * v": lambda m: None * m.Value(1.0), "v ** Value": lambda m: m.Value(3.0) ** m.Value(2),
               "1 / Value(0)": lambda m: 1 / m.Value(0.0), "Value('3')": lambda m: m.Value("3")}
     for what, make in errors.items():
-        assert error_of(lambda: make(toy)) == error_of(lambda: make(here)) != None, what  # noqa: E711
+        assert error_of(lambda make=make: make(toy)) == error_of(lambda make=make: make(here)) != None, what  # noqa: E711
 
 
 def _iadd(v, n):

@@ -217,7 +217,8 @@ def test_an_unknown_crash_states_the_facts_and_blames_nothing():
 def test_an_unwritten_stub_comes_before_a_wrong_value_and_the_rest_is_folded(kata, capsys):
     solve(kata, 4, lambda t: t.replace("(1 - t * t)", "(1 - t)", 1).replace(
         '"""A new node e**self, label \'exp\'."""',
-        '"""A new node e**self, label \'exp\'."""\n        raise NotImplementedError("stage 4: write Value.exp (kata hint 4)")', 1))
+        '"""A new node e**self, label \'exp\'."""\n'
+        '        raise NotImplementedError("stage 4: write Value.exp (kata hint 4)")', 1))
     code, out, _ = run_kata(capsys, "check", "4")
     assert code == 1
     failures = [line for line in out.splitlines() if line.startswith("✗ ")]
@@ -247,7 +248,8 @@ def test_passing_stages_6_7_8_print_numbers_from_the_learners_engine(kata, capsy
     assert "one more copy: 5 -> 10" in seven
     _, eight, _ = run_kata(capsys, "check", "8")
     mlp = next(line for line in eight.splitlines() if "Your own MLP" in line)
-    good, bad = (float(part.split()[0].rstrip(",")) for part in mlp.split("final loss ")[1].split(" with zero_grad(), "))
+    finals = mlp.split("final loss ")[1].split(" with zero_grad(), ")
+    good, bad = (float(part.split()[0].rstrip(",")) for part in finals)
     assert good < bad / 5
 
 

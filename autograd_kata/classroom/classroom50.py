@@ -9,7 +9,7 @@ publishes the ``result.json`` it writes (schema ``classroom50/result/v1``) on a
 ``submit/...`` tag's Release (Classroom 50's wiki: Advanced Autograding, "The
 result.json contract").
 
-DIR gets that folder: ``autograder.py`` (``templates/classroom50_autograder.py``:
+DIR gets that folder: ``autograder.py`` (``templates/classroom50_autograder.py.tmpl``:
 standard library only; it installs the kata from its own folder and grades with
 ``--tests-from`` its own tests, so a student's edited tests grade nothing) and
 the grader's files a Gradescope zip holds (``gradescope.NEEDED``: the tool, the
@@ -43,7 +43,7 @@ def build_classroom50(root: Path, folder: Path, out=print, lang: str = "en") -> 
         staging = Path(tmp) / "autograder"
         staging.mkdir()
         write_student_tree(root, staging, [f for f in source_files(root) if f.startswith(NEEDED)], pristine=False)
-        (staging / AUTOGRADER).write_text(fill(template("classroom50_autograder.py"), lang=lang), encoding="utf-8")
+        (staging / AUTOGRADER).write_text(fill(template("classroom50_autograder.py.tmpl"), lang=lang), encoding="utf-8")
         if refuse_leaks(staging, root, "the Classroom 50 autograder", out):
             return 1
         folder.parent.mkdir(parents=True, exist_ok=True)

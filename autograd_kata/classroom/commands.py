@@ -22,8 +22,10 @@ def _root():
 
 
 def release(folder: str, with_diff: bool = False) -> int:
+    from pathlib import Path
+
     from autograd_kata.classroom.release import release as write_copy
-    return write_copy(_root(), folder, with_diff=with_diff)
+    return write_copy(_root(), Path(folder), with_diff=with_diff)
 
 
 def autograder(zip_path: str, classroom50: bool = False) -> int:
@@ -53,6 +55,8 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     if shards:
         raise Refusal(f"{shards[0]}: only --merge takes files (the shards' CSVs)", code=2, where="grade")
     from autograd_kata.core.manifest import STAGES, stage
+
+    from . import grade as g
 
     try:
         chosen = [stage(n) for n in stages] if stages else list(STAGES)

@@ -13,7 +13,9 @@ install once, grade every stage into the job summary and JUnit XML) and
 also embeds).  GitHub Classroom was sunset in 2026; its successor Classroom 50
 grades with an ``autograder.py`` from the teacher's repository, which ``kata
 autograder --classroom50 DIR`` writes (``gradescope.py``).  The workflow, the script it
-runs and the pyproject are template files in ``classroom/templates/``.
+runs and the pyproject are template files in ``classroom/templates/``, the
+ones that are not yet what they say named ``*.tmpl`` so that no tool takes one for the
+project's own configuration (``pyproject.toml.tmpl`` is not TOML until filled).
 
 Before it finishes, the command scans its own output for reference code (see
 ``scan``) and, if it finds any, deletes the output and exits non-zero.
@@ -26,6 +28,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -83,7 +86,7 @@ def source_files(root: Path) -> list[str]:
 
 # --- the pyproject.toml of a student copy: a template, filled from the maintainers' one
 
-def _toml_value(value) -> str:
+def toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -91,16 +94,25 @@ def _toml_value(value) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
     if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} into the student pyproject.toml")
 
 
-def _toml_table(name: str, table: dict) -> str:
+def toml_table(name: str, table: dict) -> str:
     lines = [f"[{name}]"]
     for key, value in table.items():
         key = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-        lines.append(f"{key} = {_toml_value(value)}")
+        lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines)
+
+
+def load_toml(text: str) -> dict:
+    """``text`` read as TOML (tomllib; tomli on Python 3.10)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    return tomllib.loads(text)
 
 
 def student_pyproject(text: str) -> str:
@@ -108,25 +120,22 @@ def student_pyproject(text: str) -> str:
     name, version, dependencies, the ``pictures`` extra, package data (minus
     the maintainers') and the pytest settings, read from the maintainers'
     ``text`` with tomllib (nothing is edited in place)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    data = tomllib.loads(text)
+    data = load_toml(text)
     project = data["project"]
     package_data = {k: v for k, v in data.get("tool", {}).get("setuptools", {}).get("package-data", {}).items()
                     if not k.startswith("autograd_kata.maintainer")}
     pytest_ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return fill(
-        template("pyproject.toml"),
-        name=_toml_value(project["name"]), version=_toml_value(project["version"]),
-        description=_toml_value(project.get("description", "")),
-        requires_python=_toml_value(project.get("requires-python", ">=3.10")),
-        license=_toml_value(project.get("license", "MIT")),
-        dependencies=_toml_value(project.get("dependencies", [])),
-        pictures=_toml_value(project.get("optional-dependencies", {}).get("pictures", [])),
-        package_data=_toml_table("tool.setuptools.package-data", package_data),
-        pytest=_toml_table("tool.pytest.ini_options", pytest_ini),
+        template("pyproject.toml.tmpl"),
+        name=toml_value(project["name"]),
+        version=toml_value(project.get("version", __version__)),  # the maintainers' is dynamic: __init__'s
+        description=toml_value(project.get("description", "")),
+        requires_python=toml_value(project.get("requires-python", ">=3.10")),
+        license=toml_value(project.get("license", "MIT")),
+        dependencies=toml_value(project.get("dependencies", [])),
+        pictures=toml_value(project.get("optional-dependencies", {}).get("pictures", [])),
+        package_data=toml_table("tool.setuptools.package-data", package_data),
+        pytest=toml_table("tool.pytest.ini_options", pytest_ini),
     )
 
 
@@ -176,9 +185,9 @@ def grading_workflow(checksums: dict[str, str] | None = None, python: str = "3.1
     as an artifact, and the job's status (success only with every stage's points)."""
     checksums = dict(sorted((checksums or {}).items()))
     folders = sorted({path.split("/", 1)[0] + "/" for path in checksums if "/" in path} - {".github/"})
-    verify = fill(template("verify_release.py"), checksums=json.dumps(checksums, indent=1),
+    verify = fill(template("verify_release.py.tmpl"), checksums=json.dumps(checksums, indent=1),
                   release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]))
-    return fill(template("kata-grade.yml"), python=python, verify=_indent(verify, 8).rstrip("\n"),
+    return fill(template("kata-grade.yml.tmpl"), python=python, verify=_indent(verify, 8).rstrip("\n"),
                 timeout=str(timeout_minutes))
 
 
@@ -219,6 +228,7 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
         if text is not None:
             target.write_text(text, encoding="utf-8")
         else:
+            assert source is not None, rel
             shutil.copy2(source, target)
         written.append(rel)
 

@@ -1,1 +1,2 @@
-"""The core every audience stands on: the stage manifest, the stub generator, the test runner, the learner's state and the terminal."""
+"""The core every audience stands on: the stage manifest, the stub generator, the
+test runner, the learner's state and the terminal."""

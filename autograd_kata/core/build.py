@@ -29,8 +29,8 @@ import ast
 import io
 import re
 import shutil
-import tokenize
 import time
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +83,8 @@ def regions(source: str, stage: Stage, filename: str = "<solution>") -> list[Reg
     """Every solution region and STUB line of one reference module, in order."""
     lines = source.splitlines(keepends=True)
     found: list[Region] = []
-    begin, owners = None, []
+    begin: int | None = None
+    owners: list[str] = []
     for i, line in enumerate(lines):
         mark = line.strip()
         if mark == BEGIN:
@@ -216,7 +217,7 @@ def cut(source: str, stage: Stage, filename: str = ENGINE) -> str:
         raise MarkerError(f"{filename}: stage {stage.number}'s module does not parse: {error}") from None
     start = 0
     if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant):
-        start = tree.body[0].end_lineno  # the banner never goes above the module docstring
+        start = tree.body[0].end_lineno or 0  # the banner never goes above the module docstring
     for i in range(start, len(out)):
         line, since = out[i]
         if since == stage.number and line.strip():
@@ -325,7 +326,8 @@ def build(root: Path, check: bool = False, out=print) -> int:
             state = "is missing" if not path.exists() else "differs from what `kata build` writes"
             out(f"{path.relative_to(root)} {state}")
         if stale:
-            out(f"{len(stale)} file(s) out of date with {ENGINE}: run `kata build` and commit solutions/ and exercises/.")
+            out(f"{len(stale)} file(s) out of date with {ENGINE}: "
+                "run `kata build` and commit solutions/ and exercises/.")
             return 1
         out(f"solutions/ and exercises/ are up to date with {ENGINE} ({len(wanted)} files).")
         return 0

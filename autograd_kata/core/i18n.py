@@ -82,7 +82,10 @@ def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, s
     they fall back to English; obsolete (``#~``) entries are ignored."""
     messages: dict[str, str | tuple[str, ...]] = {}
     headers: dict[str, str] = {}
-    entries, entry, key, fuzzy = [], {}, None, False
+    entries: list[tuple[dict[str, str], bool]] = []
+    entry: dict[str, str] = {}
+    key: str | None = None
+    fuzzy = False
 
     def finish():
         nonlocal entry, key, fuzzy
@@ -132,7 +135,7 @@ def parse_po(text: str, name: str = "<po>") -> tuple[dict[str, str], dict[str, s
         if fuzzy:
             continue
         if "msgid_plural" in entry:
-            forms = []
+            forms: list[str] = []
             while f"msgstr[{len(forms)}]" in entry:
                 forms.append(entry[f"msgstr[{len(forms)}]"])
             if forms and all(forms):
@@ -251,8 +254,8 @@ def current_language(flag: str | None = None) -> str:
             return found
         if wanted not in _warned:
             _warned.add(wanted)
-            print(f"kata: {MESSAGES.text('i18n.unknown_env', DEFAULT, var=ENV, value=wanted, langs=', '.join(available))}",
-                  file=sys.stderr)
+            said = MESSAGES.text('i18n.unknown_env', DEFAULT, var=ENV, value=wanted, langs=', '.join(available))
+            print(f"kata: {said}", file=sys.stderr)
     for var in LOCALE_VARS:
         value = os.environ.get(var)
         if value:  # POSIX: the first one set wins, even C or a language we lack
@@ -266,7 +269,7 @@ PAGE_IDS = ("explore.",)
 
 def terminal_texts(lang: str) -> list[str]:
     """Every form of every message of ``lang`` that a terminal may have to show."""
-    texts = []
+    texts: list[str] = []
     for msgid, text in MESSAGES.catalogue(lang).messages.items():
         if not msgid.startswith(PAGE_IDS):
             texts.extend(text if isinstance(text, tuple) else (text,))
@@ -301,8 +304,9 @@ def setup(flag: str | None = None, stream=None, notice=None) -> str:
     lang = current_language(flag)
     stream = stream or sys.stdout
     if lang != DEFAULT and not can_show(lang, stream):
-        print(f"kata: {MESSAGES.text('i18n.cannot_show', DEFAULT, language=language_name(lang, DEFAULT), encoding=getattr(stream, 'encoding', '?'))}",
-              file=notice or sys.stderr)
+        said = MESSAGES.text('i18n.cannot_show', DEFAULT, language=language_name(lang, DEFAULT),
+                             encoding=getattr(stream, 'encoding', '?'))
+        print(f"kata: {said}", file=notice or sys.stderr)
         lang = DEFAULT
     _chosen = lang
     return lang

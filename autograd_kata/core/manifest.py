@@ -106,6 +106,7 @@ STUDENT_FILES: tuple[tuple[str, str], ...] = (
     ("autograd_kata/*", "tool"),
     ("hints/*.md", "doc"),
     ("docs/pictures/*", "doc"),
+    ("docs/*.md", "doc"),  # the article map, which the learner's README links to
     ("LICENSE", "doc"),
     (".gitignore", "doc"),
     ("README.md", "template"),
@@ -171,6 +172,25 @@ def stage_of_module(module: str) -> Stage | None:
     return None
 
 
+INIT_FOLDER = "autograd-kata"  # where `kata init` writes a kata when it is given no folder
+
+
+def source_url() -> str:
+    """The kata's repository: the ``Source`` project URL of the installed
+    package's metadata (pyproject.toml's ``[project.urls]``, written once)."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("autograd-kata").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        entries = []
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "source":
+            return url.strip()
+    return "https://pypi.org/project/autograd-kata/"
+
+
 class KataNotFound(Refusal, LookupError):
     """No kata checkout around the working directory (exit code 2)."""
 
@@ -188,4 +208,4 @@ def find_root(start: str | os.PathLike | None = None) -> Path:
     for folder in (here, *here.parents):
         if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
             return folder
-    raise KataNotFound(t("manifest.not_found", here=here))
+    raise KataNotFound(t("manifest.not_found", here=here, folder=INIT_FOLDER, source=source_url()))

@@ -28,7 +28,7 @@ def tolerant_output() -> None:
     """A character the terminal cannot encode becomes '?' instead of a crash."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]  # a TextIOWrapper; others: AttributeError
         except (AttributeError, ValueError, OSError):
             pass
 

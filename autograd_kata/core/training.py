@@ -6,7 +6,7 @@ from __future__ import annotations
 
 def step(engine, model, xs, ys, lr: float, zero_grad: bool = True) -> float:
     """One step, with or without ``model.zero_grad()``; the loss before the update."""
-    errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
+    errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)]
     loss = sum(errors, engine.Value(0.0)) / len(errors)
     if zero_grad:
         model.zero_grad()

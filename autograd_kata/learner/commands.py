@@ -145,7 +145,7 @@ def hint(stage: str | None = None, level: int | None = None) -> int:
         s = stage_numbered(stage)
     lang = current_language()
     tried = [lang] + [other for other in languages() if other != lang]
-    path = next((root / s.hint_file(l) for l in tried if (root / s.hint_file(l)).is_file()), None)
+    path = next((root / s.hint_file(one) for one in tried if (root / s.hint_file(one)).is_file()), None)
     if path is None:
         raise Refusal(t("hint.missing", n=s.number, file=s.hint_file(lang), tests=s.test_file))
     shown_lang = path.parent.name

@@ -143,7 +143,7 @@ def mlp_fit(engine, zero_grad: bool, steps: int = 40, lr: float = 0.1) -> float:
     xs = [[rng.gauss(1 if i % 2 else -1, 0.5), rng.gauss(-1 if i % 2 else 1, 0.5)] for i in range(12)]
     ys = [1.0 if i % 2 else -1.0 for i in range(12)]
     model = engine.MLP(2, [4, 4, 1], seed=0)
-    loss = None
+    loss = float("nan")  # no step: no loss
     for _ in range(steps):
         loss = step(engine, model, xs, ys, lr, zero_grad)
     return loss

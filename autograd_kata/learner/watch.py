@@ -17,8 +17,7 @@ from pathlib import Path
 
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import STAGES, Stage
-from autograd_kata.core.term import cursor_ok
-from autograd_kata.core.term import say
+from autograd_kata.core.term import cursor_ok, say
 from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, title
 from autograd_kata.learner.feel import feel
 

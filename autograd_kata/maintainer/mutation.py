@@ -144,7 +144,7 @@ def matches(entry: dict, mutant: str, diff: str) -> bool:
 
 def table(statuses: dict[str, str]) -> list[list]:
     """One row per stage module (and a total): module, then a count per column, then total."""
-    rows = []
+    rows: list[list] = []
     for s in STAGES:
         counts = dict.fromkeys(COLUMNS, 0)
         for name, status in statuses.items():

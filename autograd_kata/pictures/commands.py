@@ -45,8 +45,9 @@ def _load(impl: str, stage):
     except Exception as error:
         sys.modules.pop(name, None)
         line = error.lineno if isinstance(error, SyntaxError) and error.lineno else None
-        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import", file=f"{impl}/{stage.module}.py",
-                            line=line, error=f"{type(error).__name__}: {error}")) from None
+        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import",
+                            file=f"{impl}/{stage.module}.py", line=line,
+                            error=f"{type(error).__name__}: {error}")) from None
 
 
 def _is_stub(error: BaseException) -> bool:
@@ -107,8 +108,10 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
                 leaves[node.id] = Value(float(inputs[node.id]))
             return leaves[node.id]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            if number(node.operand):  # -3 is a number, not a negation node
-                return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+            operand = node.operand
+            if isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) \
+                    and number(operand):  # -3 is a number, not a negation node
+                return -operand.value if isinstance(node.op, ast.USub) else operand.value
             inner = ev(node.operand)
             return -inner if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
@@ -219,18 +222,18 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
 
     color = use_colour(sys.stdout)
     ascii_only = not graph.can_print_box()
-    out = Path(out) if out else None
-    if out is not None and out.suffix.lower() == ".txt":
-        graph.render(root, out, names)
-        print(t("train.wrote", path=out))
+    path = Path(out) if out else None
+    if path is not None and path.suffix.lower() == ".txt":
+        graph.render(root, path, names)
+        print(t("train.wrote", path=path))
         return 0
     print(f"{title}")
     print(graph.text_tree(root, names, ascii=ascii_only, color=color), end="")
-    wants_picture = out is None or out.suffix.lower().lstrip(".") in graph.GRAPHVIZ_FORMATS
+    wants_picture = path is None or path.suffix.lower().lstrip(".") in graph.GRAPHVIZ_FORMATS
     if wants_picture and not graph.find_dot():
         say(t("graph.install_graphviz"), file=sys.stderr)
         return 0
-    target = out or _default_out("graph.svg")
+    target = path or _default_out("graph.svg")
     try:
         graph.render(root, target, names, title=title)
     except (ValueError, RuntimeError) as error:

@@ -118,13 +118,13 @@ def score(model, point) -> float:
 
 def accuracy(model, xs, ys) -> float:
     """The share of points on the right side of the boundary (sign of the output)."""
-    right = sum((score(model, x) > 0) == (y > 0) for x, y in zip(xs, ys))
+    right = sum((score(model, x) > 0) == (y > 0) for x, y in zip(xs, ys, strict=True))
     return right / len(xs)
 
 
 def mse(model, xs, ys) -> float:
     """The mean squared error over all the points (forward passes only)."""
-    return sum((score(model, x) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
+    return sum((score(model, x) - y) ** 2 for x, y in zip(xs, ys, strict=True)) / len(xs)
 
 
 def fit(engine, xs, ys, *, steps: int = 200, lr: float = 0.2, batch: int = 16,
@@ -173,7 +173,8 @@ def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: fl
     window = max(1, len(losses) // 20)
     if len(losses) >= window:
         smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
-        left.plot(steps[window - 1:], smooth, color="#1d4ed8", linewidth=2, label=words("train.plot.mean_of", window=window))
+        left.plot(steps[window - 1:], smooth, color="#1d4ed8", linewidth=2,
+                  label=words("train.plot.mean_of", window=window))
     if without is not None:
         finite = [x if math.isfinite(x) else float("nan") for x in without]  # a diverged run stops its line
         left.plot(np.arange(1, len(finite) + 1), finite, color="#dc2626", linewidth=1.2,
@@ -191,8 +192,8 @@ def plot(model, xs, ys, losses, out, *, title: str = "", grid: int = 36, acc: fl
     y0, y1 = px[:, 1].min() - 0.5, px[:, 1].max() + 0.5
     gx, gy = np.meshgrid(np.linspace(x0, x1, grid), np.linspace(y0, y1, grid))
     # the model itself (its Values) scores every grid point; numpy only holds the numbers
-    grid_score = np.array([[score(model, [float(a), float(b)]) for a, b in zip(row_x, row_y)]
-                      for row_x, row_y in zip(gx, gy)])
+    grid_score = np.array([[score(model, [float(a), float(b)]) for a, b in zip(row_x, row_y, strict=True)]
+                      for row_x, row_y in zip(gx, gy, strict=True)])
     right.contourf(gx, gy, grid_score, levels=[-1e9, 0, 1e9], colors=["#fde2e2", "#dbe7ff"])
     right.contour(gx, gy, grid_score, levels=[0], colors=["#333333"], linewidths=1.5)
     labels = np.array(ys)
