@@ -30,11 +30,11 @@ import traceback
 
 import pytest
 
-from expect import RuleBroken
 from autograd_kata.core import explain
-from autograd_kata.core.results import record_kind
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
+from autograd_kata.core.results import record_kind
+from expect import RuleBroken
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
 # test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop

@@ -179,7 +179,8 @@ for _target, _text in ((%(pth)r, "import os; os.environ['KATA_POISONED'] = '1'\n
     except OSError:
         pass
 _pass = "def test_poisoned():\n    pass\n"
-for _place in glob.glob(%(tmp)r + "/kata-grade-*/*/tests/test_stage0*.py") + glob.glob(%(grader)r + "/tests/test_stage0*.py"):
+for _place in (glob.glob(%(tmp)r + "/kata-grade-*/*/tests/test_stage0*.py")
+               + glob.glob(%(grader)r + "/tests/test_stage0*.py")):
     try:
         with open(_place, "w") as f:
             f.write(_pass)
@@ -630,7 +631,8 @@ class _Flood(Exception):
 def _raise(*args, **kwargs):
     raise _Flood(_BIG, _BIG)
 '''
-FLOOD_TAIL = "\nfor _name in list(vars(Value)):\n    if _name not in ('__dict__', '__weakref__', '__doc__', '__module__'):\n" \
+FLOOD_TAIL = "\nfor _name in list(vars(Value)):\n" \
+             "    if _name not in ('__dict__', '__weakref__', '__doc__', '__module__'):\n" \
              "        setattr(Value, _name, _raise)\n"
 
 

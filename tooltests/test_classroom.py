@@ -16,8 +16,8 @@ import pytest
 from autograd_kata.classroom.formats import as_gradescope, as_json, as_junit, as_text
 from autograd_kata.classroom.grade import Report, grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
-from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.classroom.release import scan
+from autograd_kata.core.manifest import STAGES, stage
 from kit import clone, reference, run, stub
 
 # whole gradings take seconds each: lift the stage tests' 10 s limit for these tool tests
@@ -296,7 +296,7 @@ def test_gradescope_results_follow_the_autograder_spec(which, request):
     assert isinstance(data["execution_time"], int) and data["visibility"] in VISIBILITY
     assert data["stdout_visibility"] in VISIBILITY and isinstance(data["output"], str)
     assert len(data["tests"]) == len(report.stages)
-    for test, g in zip(data["tests"], report.stages):
+    for test, g in zip(data["tests"], report.stages, strict=True):
         assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
         assert isinstance(test["name"], str) and isinstance(test["output"], str)
         assert isinstance(test["score"], float) and isinstance(test["max_score"], float)
@@ -314,7 +314,7 @@ def test_junit_is_valid_testsuites(which, request):
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == [g.stage.module for g in report.stages]
     failures = 0
-    for suite, g in zip(suites, report.stages):
+    for suite, g in zip(suites, report.stages, strict=True):
         cases = suite.findall("testcase")
         assert int(suite.get("tests")) == len(cases) > 0
         failed = [c for c in cases if c.find("failure") is not None]
@@ -338,7 +338,7 @@ def test_json_and_text_agree_with_the_report(which, request):
     data = json.loads(as_json(report))
     assert data["score"] == report.score and data["max_score"] == report.max_score
     assert "all or nothing" in data["policy"]
-    for entry, g in zip(data["stages"], report.stages):
+    for entry, g in zip(data["stages"], report.stages, strict=True):
         assert entry["number"] == g.stage.number and entry["score"] == g.score
         assert entry["points"] == g.stage.points and entry["status"] in ("passed", "failed")
         assert entry["total"] == len(entry["tests"]) and entry["passed"] <= entry["total"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -116,7 +115,8 @@ def test_every_students_report_is_written_next_to_the_csv(klass, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         f"{n}.{ext}" for n in ("=cmd", "ada", "bob", "zed", "山田太郎") for ext in ("json", "txt"))
     data = json.loads((folder / "bob.json").read_text(encoding="utf-8"))
-    assert data["score"] == 10 and data["hidden_seed"] == 1 and data["course"]["status"] == {"1": "passed", "2": "failed"}
+    assert data["score"] == 10 and data["hidden_seed"] == 1
+    assert data["course"]["status"] == {"1": "passed", "2": "failed"}
     assert data["course"]["mistakes"] == {"2": ["swapped the partials"]}
     text = (folder / "bob.txt").read_text(encoding="utf-8")
     assert "swapped the partials" in text and text.splitlines()[-2].split() == ["total", "10/25"]
@@ -305,7 +305,8 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
         f"  stage 1: {label(1, 'expected the float 0.0')} -- 1: cy",
         f"  stage 6: {label(6, 'the add rule assigns (=) instead of adding (+=)')} -- 1: cy",
     ]) + "\n", summary
-    ja = course.class_summary([course.load_record(course.reports_dir(out), n) for n in ("ada", "bob", "cy", "dee", "eve")],
+    names = ("ada", "bob", "cy", "dee", "eve")
+    ja = course.class_summary([course.load_record(course.reports_dir(out), n) for n in names],
                               (stage(1), stage(6)), "ja")
     assert ja.splitlines()[0] == "kata grade --class: 学生 5 人、ステージ 1, 6"
     assert "  未着手（配布したスタブのまま）（1 人）: bob" in ja.splitlines()
@@ -334,9 +335,8 @@ def test_a_label_is_true_of_every_mistake_that_gives_its_phrase():
 def test_a_real_class(tmp_path):
     """Six submissions graded through the judge, stages 1 and 6: the CSV, the summary's exact
     lines, a report per student."""
-    from autograd_kata.maintainer.mistakes import MISTAKES
-
     from autograd_kata.core.build import strip_markers
+    from autograd_kata.maintainer.mistakes import MISTAKES
 
     def mistake(mid):
         m = next(m for m in MISTAKES if m.id == mid)

@@ -178,7 +178,8 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
     want = {f"  stage {n}: {label(n, phrase)} -- {len(who)}: {', '.join(sorted(who))}"
             for (n, phrase), who in expected.items()}
     assert set(named) == want and len(named) == len(want), \
-        "\n".join(["named but not planted:", *sorted(set(named) - want), "planted but not named:", *sorted(want - set(named))])
+        "\n".join(["named but not planted:", *sorted(set(named) - want),
+                   "planted but not named:", *sorted(want - set(named))])
     for m in MISTAKES:
         assert any(line.startswith(f"  stage {m.stage}: {label(m.stage, m.phrase)} --") and m.id in line
                    for line in named), m.id

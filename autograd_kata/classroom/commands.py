@@ -29,12 +29,14 @@ def release(folder: str, with_diff: bool = False) -> int:
 
 
 def autograder(zip_path: str, classroom50: bool = False) -> int:
+    from pathlib import Path
+
     from autograd_kata.core.i18n import current_language
     if classroom50:
         from autograd_kata.classroom.classroom50 import build_classroom50
-        return build_classroom50(_root(), zip_path, lang=current_language())
+        return build_classroom50(_root(), Path(zip_path), lang=current_language())
     from autograd_kata.classroom.gradescope import build_autograder
-    return build_autograder(_root(), zip_path, lang=current_language())
+    return build_autograder(_root(), Path(zip_path), lang=current_language())
 
 
 def grade(submission: str | None = None, fmt: str = "text", out: str | None = None, stages=None,
@@ -49,7 +51,7 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     lang = current_language()
     if autograder:
         from autograd_kata.classroom.gradescope import build_autograder
-        return build_autograder(_root(), autograder, lang=lang)
+        return build_autograder(_root(), Path(autograder), lang=lang)
     if merge:
         return _merge(list(shards), out, lang, alone=not (submission or class_dir) and fmt == "text")
     if shards:
@@ -70,11 +72,10 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
                             alone=not submission and fmt == "text")
     if workers or force or student or shard:
         raise Refusal("--workers, --force, --student and --shard go with --class DIR", code=2, where="grade")
-    from . import grade as g
-    submission = Path(submission) if submission else _root()
+    graded = Path(submission) if submission else _root()
     if out and Path(out).is_file():
         Path(out).unlink()  # an old report must not pass for this grading's if this one dies
-    report = g.grade(submission, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs, seed=seed)
+    report = g.grade(graded, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs, seed=seed)
     from autograd_kata.classroom.formats import render, write
     timed = seed is None  # a reproduced grading is written without its timings: the same bytes every time
     try:

@@ -44,7 +44,8 @@ from autograd_kata.classroom.formats import render
 from autograd_kata.classroom.mistakes import PHRASES, label, named_in
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t_in
-from autograd_kata.core.manifest import STAGES, Stage, stage as stage_by_number
+from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.manifest import stage as stage_by_number
 
 # a stage's status in the summary, in the summary's order
 STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
@@ -278,9 +279,9 @@ def class_summary(records: list[dict], stages, lang: str = "en") -> str:
     ranked = sorted(named.items(), key=lambda kv: (-len(kv[1]), kv[0][0], order.get(kv[0], 1 << 30)))
     if not ranked:
         lines.append(say("summary.no_mistakes"))
-    for (number, phrase), who in ranked:
+    for (number, phrase), names in ranked:
         lines.append(say("summary.mistake_line", stage=number, label=label(number, phrase, lang),
-                         count=len(who), names=", ".join(who)))
+                         count=len(names), names=", ".join(names)))
     return "\n".join(lines) + "\n"
 
 
@@ -357,7 +358,7 @@ class Course:
                         records[p.name] = old  # kept as it was graded
                     continue
                 fresh = False
-            if fresh and not self.force:
+            if fresh and not self.force and old is not None:
                 records[p.name] = old
                 if progress:
                     progress(p.name, old, True)

@@ -340,7 +340,8 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
                         f"{run.output.strip()[-1500:]}")
             g.reason_kind = "crash"
         return
-    stopped = collected.get("stopped") if isinstance(collected.get("stopped"), list) else []
+    stopped = collected.get("stopped") if collected and isinstance(collected.get("stopped"), list) else []
+    stopped = stopped or []
     reported = {}
     if results and isinstance(results.get("tests"), list):
         for entry in results["tests"]:

@@ -64,7 +64,8 @@ fail() {{
   mv -f "$RESULTS.partial" "$RESULTS"
 }}
 fail "The autograder started but did not finish."
-PRIVATE="$(mktemp -d "$ROOT/results/.kata-grade.XXXXXX")" || {{ fail "The autograder could not make its folder."; exit 0; }}
+PRIVATE="$(mktemp -d "$ROOT/results/.kata-grade.XXXXXX")" \\
+  || {{ fail "The autograder could not make its folder."; exit 0; }}
 chmod 700 "$PRIVATE"
 cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
 "$PYTHON" -m autograd_kata grade \\
@@ -89,7 +90,8 @@ def build_autograder(root: Path, zip_path: Path, out=print, lang: str = "en") ->
 
     root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
     if not (root / "solutions").is_dir():
-        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2, where="grade --autograder")
+        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2,
+                      where="grade --autograder")
     if zip_path.exists():
         raise Refusal(f"{zip_path} exists; refusing to overwrite it.", 2, where="grade --autograder")
     with tempfile.TemporaryDirectory(prefix="kata-autograder-") as tmp:

@@ -175,7 +175,7 @@ def _works(mode: str, root: str = "") -> bool:
                 os.rmdir(folder)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def detect() -> Isolation:
     """The strongest mode this machine allows, tried for real (once per process)."""
     if not sys.platform.startswith("linux"):
@@ -339,7 +339,7 @@ def _child(plan: Plan, ids: tuple[int, int] | None) -> None:
         _map_ids(uid, gid)
         _in_pid_namespace()
         _build_root(plan.folder, plan.python)
-    elif plan.mode == "chroot":
+    elif plan.mode == "chroot" and plan.root:
         os.chroot(plan.root)
         os.chdir(plan.inside)
     else:
@@ -365,7 +365,7 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
     root = root or os.environ.get(ENV_ROOT) or None
     if mode == "chroot" and not root:
         raise ValueError(f"{ENV_MODE}=chroot needs {ENV_ROOT}")
-    inside = jailroot.inside(root, folder) if mode == "chroot" else folder
+    inside = jailroot.inside(Path(root), folder) if root and mode == "chroot" else folder
     plan = Plan(mode, folder, inside, root, base_python(), int(cpu or os.environ.get(ENV_CPU) or 60))
 
     def launch(argv, **kwargs) -> subprocess.Popen:
@@ -413,10 +413,10 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
             if lease:
                 lease.release()
 
-        proc.kata_end, proc.kata_uid = end, ids[0] if ids else None
+        proc.kata_end, proc.kata_uid = end, ids[0] if ids else None  # type: ignore[attr-defined]
         return proc
 
-    launch.folder, launch.folder_inside, launch.mode = folder, inside, mode
+    launch.folder, launch.folder_inside, launch.mode = folder, inside, mode  # type: ignore[attr-defined]
     return launch
 
 

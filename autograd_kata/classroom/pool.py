@@ -128,7 +128,9 @@ def _unheld():
             os.close(fd)
             continue
         try:
-            yield ids(name(n))[0]
+            found = ids(name(n))
+            if found is not None:
+                yield found[0]
         finally:
             os.close(fd)
 

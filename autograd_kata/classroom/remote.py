@@ -31,6 +31,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from autograd_kata.classroom import sandbox_server as server
 
@@ -81,7 +82,7 @@ def default_launch(argv, **popen):
     return subprocess.Popen(argv, start_new_session=True, env={}, **popen)
 
 
-def connect(module: str, folder, launch=None, call_timeout: float = CALL_TIMEOUT) -> "RemoteModule":
+def connect(module: str, folder, launch=None, call_timeout: float = CALL_TIMEOUT) -> RemoteModule:
     """Start a sandbox that imports ``module`` from ``folder``; raise ``ImportFailed`` if it does not import,
     ``SandboxError`` if the sandbox hangs, dies or breaks the protocol before it has said so.
     ``launch(argv, **popen_kwargs) -> Popen`` starts the process (``jail.launcher(folder)`` when grading)."""
@@ -263,7 +264,7 @@ class Client:
             if kind is list:
                 return [self._encode(i, depth + 1) for i in x]
             if kind in (tuple, set, frozenset):
-                return {{tuple: "T", set: "S", frozenset: "F"}[kind]: [self._encode(i, depth + 1) for i in x]}
+                return {server.TAGS[kind]: [self._encode(i, depth + 1) for i in x]}
             if kind is dict:
                 return {"D": [[self._encode(k, depth + 1), self._encode(v, depth + 1)] for k, v in x.items()]}
         for word, constant in CONSTANTS.items():
@@ -324,6 +325,7 @@ class Client:
         args = [cut(a, MAX_MESSAGE) if type(a) is str else a for a in args]
         name, base = _name(e["type"], "RemoteError"), BUILTIN_ERRORS.get(e["builtin"], Exception)
         kind = base if BUILTIN_ERRORS.get(name) is base else _remote_error(name, base)
+        error: Any
         try:
             error = kind(*args)
         except Exception:  # noqa: BLE001 - a builtin whose constructor wants other arguments

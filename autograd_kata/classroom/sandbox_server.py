@@ -28,11 +28,13 @@ import operator
 import os
 import sys
 import traceback
+from typing import Any
 
 MAX_FRAME = 1 << 20   # bytes, both directions (a grading's largest answer is under 10 KB)
 MAX_DEPTH = 32        # deeper containers travel as handles
 MAX_MESSAGE = 2000    # characters of an exception's message, and of each string argument, sent
 SCALARS = (type(None), bool, int, float, str)
+TAGS: dict[type, str] = {tuple: "T", set: "S", frozenset: "F"}
 CONSTANTS = {"NotImplemented": NotImplemented, "Ellipsis": Ellipsis}
 
 
@@ -53,7 +55,7 @@ class Server:
             if kind is list:
                 return [self.encode(i, depth + 1) for i in x]
             if kind in (tuple, set, frozenset):
-                tag = {tuple: "T", set: "S", frozenset: "F"}[kind]
+                tag = TAGS[kind]
                 return {tag: [self.encode(i, depth + 1) for i in x]}
             if kind is dict:
                 return {"D": [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in x.items()]}
@@ -103,13 +105,13 @@ class Server:
     # requests --------------------------------------------------------------------------
     def source(self, text, name, *args):
         """Run a judge-written function (``@in_engine``) here, on the module."""
-        namespace = {"__builtins__": builtins, "__name__": "kata_in_engine"}
+        namespace: dict = {"__builtins__": builtins, "__name__": "kata_in_engine"}
         exec(compile(text, f"<judge: {name}>", "exec"), namespace)
         return namespace[name](self.module, *args)
 
     def answer(self, request):
         try:
-            function = self.functions[request["f"]]
+            function: Any = self.functions[request["f"]]
             args = [self.decode(a) for a in request["a"]]
             kwargs = {k: self.decode(v) for k, v in request["k"].items()}
             return {"ok": self.encode(function(*args, **kwargs))}

@@ -37,7 +37,8 @@ import sys
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-NEW_NAMESPACES = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+NEW_NAMESPACES = (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID
+                  | CLONE_NEWNET)
 
 # (AUDIT_ARCH_*, {name: number}); x86-64 from arch/x86/entry/syscalls/syscall_64.tbl,
 # aarch64 from include/uapi/asm-generic/unistd.h
@@ -68,12 +69,13 @@ PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 NR, ARCH, ARG0 = 0, 4, 16  # offsets in struct seccomp_data (args[0]'s low half, little-endian)
 
 
-def program(arch: str, deny=DENY, clone_flags: int = NEW_NAMESPACES, unshare_flags: int | None = None) -> list:
+def program(arch: str, deny=DENY, clone_flags: int = NEW_NAMESPACES,
+            unshare_flags: int | None = None) -> list[tuple[int, int, int, int]]:
     """The filter as (code, jt, jf, k) tuples.  ``unshare_flags``: refuse ``unshare`` only
     with these flags (``deny`` then must not name it)."""
     audit, numbers = NUMBERS[arch]
     deny = [numbers[name] for name in deny if name != "clone3"]
-    body = [(LD_W_ABS, 0, 0, ARCH), (JEQ_K, 1, 0, audit), ("kill",), (LD_W_ABS, 0, 0, NR)]
+    body: list[tuple] = [(LD_W_ABS, 0, 0, ARCH), (JEQ_K, 1, 0, audit), ("kill",), (LD_W_ABS, 0, 0, NR)]
     if arch == "x86_64":
         body.append((JGE_K, "eperm", 0, X32_BIT))
     body.append((JEQ_K, "enosys", 0, numbers["clone3"]))
@@ -86,14 +88,14 @@ def program(arch: str, deny=DENY, clone_flags: int = NEW_NAMESPACES, unshare_fla
     ends = {"kill": RET_KILL_PROCESS, "allow": RET_ALLOW, "eperm": RET_ERRNO | errno.EPERM,
             "enosys": RET_ERRNO | errno.ENOSYS}
     where = {"eperm": len(body), "enosys": len(body) + 1}
-    out = []
+    out: list[tuple[int, int, int, int]] = []
     for i, ins in enumerate(body):
         if len(ins) == 1:
-            out.append((RET_K, 0, 0, ends[ins[0]]))
+            out.append((RET_K, 0, 0, ends[str(ins[0])]))
             continue
         code, jt, jf, k = ins
-        jt = where[jt] - i - 1 if isinstance(jt, str) else jt
-        out.append((code, jt, jf, k))
+        jump = where[jt] - i - 1 if isinstance(jt, str) else jt
+        out.append((int(code), int(jump), int(jf), int(k)))
     out += [(RET_K, 0, 0, ends["eperm"]), (RET_K, 0, 0, ends["enosys"])]
     assert all(0 <= jt < 256 and 0 <= jf < 256 for _, jt, jf, _ in out)
     return out

@@ -13,7 +13,8 @@ need (``PLUGINS``: pytest-check, pytest-timeout) are loaded by name, and the
 ones that reorder, select, repeat or parallelise tests are blocked besides
 (``-p no:X`` for a plugin that is not installed is harmless).  Auto-loading
 off also spares the run pytest's assertion rewriting of every module of every
-installed plugin's distribution (Hypothesis alone: ~2 s of CPU per run).  Only a run without extra selection arguments is ``complete``, and
+installed plugin's distribution (Hypothesis alone: ~2 s of CPU per run).
+Only a run without extra selection arguments is ``complete``, and
 only a complete run may be cached as a stage's result.
 
 One process can run many stages; a stage module that does not import fails
@@ -249,7 +250,7 @@ def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
     if got is not None:
         return {**got, **missing}
     if len(stages) > 1:  # one stage may have taken the process down: run each alone
-        alone = {}
+        alone: dict[int, StageResult] = {}
         for s in stages:
             one, why, kind = _run_once(impl, [s], root, timeout, extra)
             alone.update(one or {s.number: StageResult(s, impl, problem=why, problem_kind=kind)})
