@@ -1,7 +1,7 @@
 """The instructor's trial of issue 18: a class of 40 made from the reference, the
 stubs and the classic-mistake catalogue, graded with ``kata grade --class``.
 
-    python benchmarks/course.py [--out DIR] [--workers N] [--size 40]
+    python benchmarks/course.py [--out DIR] [--workers N] [--size 40] [--compare]
 
 The class (``size`` 40; other sizes keep the proportions): 8 complete, 8 untouched
 stubs, 12 partial (stages 1..k done, k = 1..7, the rest stubs), 8 with one classic
@@ -10,6 +10,12 @@ stage 3 hangs, 2 whose stage 2 does not parse.  It prints the truth table's tota
 per student next to the grade, the summary, and the wall and CPU seconds per
 submission (this process and every child).  Exit status 1 if a score is not the
 truth table's.
+
+``--compare`` then runs the same tests on every submission the plain way, for
+the yardstick of issue 18: one in-process ``pytest`` per submission (the
+student's files as ``exercises/`` of a copy of the kata, the hidden checks on
+with the same kind of seed), no judge, no sandbox; and prints the CPU seconds
+per submission of both and their ratio (the goal: at most 1.5).
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from autograd_kata.classroom import course  # noqa: E402
 from autograd_kata.core.build import strip_markers, stub_source  # noqa: E402
 from autograd_kata.core.manifest import STAGES  # noqa: E402
+from autograd_kata.core.runner import plugin_args  # noqa: E402
 from autograd_kata.maintainer.mistakes import MISTAKES  # noqa: E402
 
 
@@ -84,11 +91,35 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def plain_runs(klass: Path) -> float:
+    """CPU seconds per submission of one plain pytest process each (the tests in-process)."""
+    import shutil
+    import subprocess
+    folders = sorted(p for p in klass.iterdir() if p.is_dir())
+    with tempfile.TemporaryDirectory(prefix="kata-plain-") as tmp:
+        kata = Path(tmp) / "kata"
+        kata.mkdir()
+        shutil.copytree(ROOT / "tests", kata / "tests")
+        for name in ("conftest.py", "pyproject.toml"):
+            shutil.copy2(ROOT / name, kata / name)
+        before = cpu()
+        for i, folder in enumerate(folders):
+            shutil.rmtree(kata / "exercises", ignore_errors=True)
+            shutil.copytree(folder / "exercises", kata / "exercises")
+            (kata / "exercises" / "__init__.py").touch()
+            env = {**os.environ, "KATA_HIDDEN_SEED": str(1000 + i), "PYTHONDONTWRITEBYTECODE": "1",
+                   "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+            subprocess.run([sys.executable, "-m", "pytest", "-q", *plugin_args(), "--impl=exercises"], cwd=kata,
+                           env=env, capture_output=True, check=False)  # the plugins every run of ours loads
+        return (cpu() - before) / len(folders)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=None, help="where the class and its grades go (default: a temp dir)")
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--size", type=int, default=40)
+    p.add_argument("--compare", action="store_true", help="then run the same tests the plain way, and compare")
     args = p.parse_args(argv)
     where = args.out or Path(tempfile.mkdtemp(prefix="kata-course-"))
     truth = build(where / "class", args.size)
@@ -103,6 +134,10 @@ def main(argv=None) -> int:
           f"{os.cpu_count()} CPUs; grades in {where}")
     for name, got, want in wrong:
         print(f"WRONG: {name} scored {got}, the truth table says {want}")
+    if args.compare:
+        plain = plain_runs(where / "class")
+        print(f"the same tests, one plain pytest per submission: {plain:.2f} CPU s per submission; "
+              f"grading costs {used / n / plain:.2f}x that (goal: at most 1.5x)")
     return 1 if wrong else 0
 
 
