@@ -19,7 +19,7 @@ Where Pyodide and the wheels come from: ``--pyodide`` (the npm tarball
 ``pyodide-VERSION.tgz``, as ``npm pack pyodide@VERSION`` writes it, or its
 unpacked ``package/`` folder) and ``--wheels`` (a folder, as ``pip download
 --no-deps`` fills it); both default to ``.kata/site-deps/``, which ``--fetch``
-fills by those two commands.  Every file is checked against the sha256 pinned
+fills by those two commands (``KATA_SITE_DEPS=FOLDER`` names another folder).  Every file is checked against the sha256 pinned
 below; a file that does not match is refused, naming it.
 """
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,7 @@ WHEELS = {
     "sortedcontainers-2.4.0-py2.py3-none-any.whl": "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0",
 }
 DEPS_DIR = ".kata/site-deps"
+DEPS_ENV = "KATA_SITE_DEPS"  # another folder for them (CI keeps one under its clone)
 STATIC = ("index.html", "kata.js", "worker.js", "style.css")
 # The page's own words (catalogue ids); the check, hint and diff texts are the commands' own.
 PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", "site.diff_previous",
@@ -231,7 +233,7 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dic
 def site_command(folder: str, pyodide: str | None = None, wheels: str | None = None, fetch_deps: bool = False) -> int:
     """The handler of ``kata site DIR``."""
     root = find_root()
-    deps = root / DEPS_DIR
+    deps = Path(os.environ.get(DEPS_ENV) or root / DEPS_DIR)
     if fetch_deps:
         fetch(deps)
     build(Path(folder).resolve(), root, Path(pyodide) if pyodide else deps / PYODIDE_TARBALL,
