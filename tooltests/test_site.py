@@ -316,6 +316,35 @@ def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_che
     assert page.check(5)["passed"] is True, "after a hang the page still works"
 
 
+def test_an_edit_after_a_pass_is_what_the_next_check_tests(page):
+    """pytest.main twice in one process would test the module imported the first time,
+    unless every module of the kata is dropped before each run."""
+    page.set_source(2, reference(2))
+    assert page.check(2)["passed"] is True
+    page.set_source(2, stub(2))
+    got = page.check(2)
+    assert got["passed"] is False and "not written yet" in got["text"]
+
+
+def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_again(page):
+    """No Python event to stop it at: the page's watchdog ends the worker and starts a new one."""
+    source, _ = looping_stage_5()
+    source = source.replace(HANG_LINE, "        import itertools; sum(itertools.count())  # a loop in C\n")
+    page.set_source(5, source)
+    page.call("(window.kata.watchdogMs = 4000)")
+    try:
+        got = page.check(5)
+    finally:
+        page.call("(window.kata.watchdogMs = 60000)")
+    assert got["passed"] is False
+    assert got["text"].splitlines() == [
+        "hung: a test ran past its time limit and stopped every test",
+        "The page stopped the run and started Python again; your code is kept."]
+    assert page.call("window.kata.getSource(5)") == source
+    page.set_source(5, reference(5))
+    assert page.check(5)["passed"] is True, "the new worker checks the next edit"
+
+
 def test_set_lang_ja_gives_the_japanese_lines(page, terminal):
     try:
         assert page.call("window.kata.setLang('ja')") == "ja"
