@@ -392,12 +392,21 @@ def test_download_gives_the_learners_exercises(page):
     assert archive.read(stage(3).source("exercises")).decode("utf-8") == mine
 
 
-def test_a_reload_keeps_the_source(page):
+def test_a_reload_keeps_the_source_and_a_new_visitor_gets_the_browsers_language(page):
     mine = stub(4).replace('"""', '"""Mine. ', 1)
     page.set_source(4, mine)
-    page.driver.refresh()
-    page.ready()
-    assert page.call("window.kata.getSource(4)") == mine
+    agent = page.driver.execute_script("return navigator.userAgent")
+    page.driver.execute_script("localStorage.removeItem('kata:lang')")  # no language chosen yet
+    page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "ja-JP,ja"})
+    try:
+        page.driver.refresh()
+        page.ready()
+        assert page.call("window.kata.getSource(4)") == mine
+        assert page.call("window.kata.language()") == "ja"
+        assert page.call("document.querySelector('#hint').textContent") == "ヒント"
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
+        page.call("window.kata.setLang('en')")
     page.set_source(4, stub(4))
 
 
