@@ -13,16 +13,18 @@ async function bytes(url) {
 }
 
 async function start(init) {
-  const site = await (await fetch("site.json")).json();
+  // the files come while Python starts
+  const site = fetch("site.json").then((response) => response.json());
+  const wheelData = site.then((info) => Promise.all(info.wheels.map((name) => bytes(`wheels/${name}`))));
+  const kataData = bytes("kata.zip");
   const py = await loadPyodide({ indexURL: new URL("./pyodide/", import.meta.url).href });
   if (init.interrupt) {  // cross-origin isolated: the page can stop a loop in C too
     interrupt = new Int32Array(init.interrupt);
     py.setInterruptBuffer(interrupt);
   }
   const sitePackages = py.runPython("import site; site.getsitepackages()[0]");
-  const wheels = await Promise.all(site.wheels.map((name) => bytes(`wheels/${name}`)));
-  wheels.forEach((data) => py.unpackArchive(data, "wheel", { extractDir: sitePackages }));
-  py.unpackArchive(await bytes("kata.zip"), "zip", { extractDir: "/kata" });
+  (await wheelData).forEach((data) => py.unpackArchive(data, "wheel", { extractDir: sitePackages }));
+  py.unpackArchive(await kataData, "zip", { extractDir: "/kata" });
   py.runPython("import sys; sys.path.insert(0, '/kata')");
   api = py.pyimport("autograd_kata.site.inpage");
   api.prepare("/kata");
