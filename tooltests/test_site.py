@@ -15,6 +15,7 @@ fetches them, see .ci/run, and there a missing one is a failure):
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -142,15 +143,16 @@ def site(tmp_path_factory):
     return folder
 
 
-@pytest.fixture(scope="module")
-def url(site):
-    handler = functools.partial(Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+def serve(folder: Path, handler=None):
+    """A web server for ``folder`` on 127.0.0.1 (a free port) in a thread; (url, stop)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler or Quiet,
+                                                                                directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+    return f"http://127.0.0.1:{server.server_address[1]}/", stop
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -158,8 +160,17 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def page(url):
+class Isolated(Quiet):
+    """Cross-origin isolation (COOP/COEP): the page then has SharedArrayBuffer and Pyodide's interrupt buffer."""
+
+    def end_headers(self):
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        super().end_headers()
+
+
+@contextlib.contextmanager
+def browser_at(url: str):
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
     binary = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
     driver_path = shutil.which("chromedriver")
@@ -177,13 +188,25 @@ def page(url):
                  "--lang=en-US", "--window-size=1280,820", f"--user-data-dir={profile}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(180)
-    driver.get(url + "index.html")
-    Page(driver).ready()
-    yield Page(driver)
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    try:
+        driver.set_page_load_timeout(30)
+        driver.set_script_timeout(180)
+        driver.get(url + "index.html")
+        Page(driver).ready()
+        yield Page(driver)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    url, stop = serve(site)
+    try:
+        with browser_at(url) as opened:
+            yield opened
+    finally:
+        stop()
 
 
 class Page:
@@ -343,6 +366,25 @@ def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_agai
     assert page.call("window.kata.getSource(5)") == source
     page.set_source(5, reference(5))
     assert page.check(5)["passed"] is True, "the new worker checks the next edit"
+
+
+def test_on_a_cross_origin_isolated_page_a_hang_in_c_is_stopped_and_the_next_check_works(site):
+    """With COOP/COEP headers the page first tries Pyodide's interrupt buffer; a loop in C that
+    never looks at it still ends in a new worker, which must not inherit the interrupt."""
+    source, _ = looping_stage_5()
+    source = source.replace(HANG_LINE, "        import itertools; sum(itertools.count())  # a loop in C\n")
+    url, stop = serve(site, Isolated)
+    try:
+        with browser_at(url) as isolated:
+            assert isolated.call("self.crossOriginIsolated") is True
+            isolated.set_source(5, source)
+            isolated.call("(window.kata.watchdogMs = 3000)")
+            got = isolated.check(5)
+            assert got["passed"] is False and "hung: " in got["text"]
+            isolated.set_source(5, reference(5))
+            assert isolated.check(5)["passed"] is True
+    finally:
+        stop()
 
 
 def test_set_lang_ja_gives_the_japanese_lines(page, terminal):

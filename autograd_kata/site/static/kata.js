@@ -82,6 +82,7 @@ function stuck(id) {
     return;
   }
   worker.terminate();  // else a new worker: the page goes on, the learner's text is in the page
+  if (shared) Atomics.store(new Int32Array(shared), 0, 0);  // or the new one would stop at its first line
   pending.delete(id);
   for (const other of pending.values()) other.reject(new Error("restarted"));
   pending.clear();

@@ -20,6 +20,7 @@ async function start(init) {
   const py = await loadPyodide({ indexURL: new URL("./pyodide/", import.meta.url).href });
   if (init.interrupt) {  // cross-origin isolated: the page can stop a loop in C too
     interrupt = new Int32Array(init.interrupt);
+    Atomics.store(interrupt, 0, 0);  // an interrupt meant for the worker this one replaces
     py.setInterruptBuffer(interrupt);
   }
   const sitePackages = py.runPython("import site; site.getsitepackages()[0]");
@@ -47,7 +48,7 @@ self.onmessage = async (event) => {
       return;
     }
     await ready;
-    if (interrupt) interrupt[0] = 0;
+    if (interrupt) Atomics.store(interrupt, 0, 0);
     if (method === "check") postMessage({ id, running: true });
     let result;
     if (method === "sources") {
