@@ -32,6 +32,7 @@ import pytest
 
 from expect import RuleBroken
 from autograd_kata.core import explain
+from autograd_kata.core.results import record_kind
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
 
@@ -57,10 +58,12 @@ def pytest_addoption(parser):
     )
     parser.addoption(
         "--sandbox",
-        metavar="FOLDER",
+        metavar="[MODULE=]FOLDER",
+        action="append",
         default=None,
         help="grading: import the stage module from FOLDER in a separate sandbox process and test it "
-             "through a proxy (one sandbox per stage module; the first hang or crash ends that module's tests).",
+             "through a proxy (one sandbox per stage module; the first hang or crash ends that module's tests). "
+             "MODULE=FOLDER (repeated) gives each stage module a folder of its own.",
     )
 
 
@@ -87,8 +90,8 @@ def pytest_configure(config):
 def pytest_report_header(config):
     impl = config.getoption("impl")
     whose = "your code" if impl == "exercises" else "the reference"
-    folder = config.getoption("sandbox")
-    where = f" in a sandbox process, from {folder}" if folder else ""
+    folders = config.getoption("sandbox")
+    where = f" in sandbox processes, from {', '.join(folders)}" if folders else ""
     return f"kata: testing {whose} in {impl}/{where}"
 
 
@@ -158,18 +161,51 @@ def remote_engine(config, name):
 
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
-        folder = os.path.realpath(config.getoption("sandbox"))
+        folder = os.path.realpath(sandbox_folder(config, name))
         timeout = sandbox_call_timeout()
         try:
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
-        except remote.SandboxError as error:  # it hung or died while importing: as good as not importing
-            sandboxes[name] = ModuleBroken(str(error))
+        except remote.SandboxError as error:  # it hung or died while importing: a hang or a crash, as it says
+            sandboxes[name] = ModuleBroken(str(error))  # an Exception: a fixture may not raise a BaseException
+            sandboxes[name].kind = error.kind
     found = sandboxes[name]
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
     return found
+
+
+def sandbox_folder(config, name) -> str:
+    """The folder ``--sandbox`` gives the module ``name`` (``exercises.stage04_tanh``)."""
+    module, everyone = name.rsplit(".", 1)[-1], None
+    for value in config.getoption("sandbox"):
+        key, sep, folder = value.partition("=")
+        if sep and key == module:
+            return folder
+        if not sep:
+            everyone = value
+    if everyone is None:
+        raise pytest.UsageError(f"--sandbox gives no folder for {module}")
+    return everyone
+
+
+def close_sandbox(config, name) -> None:
+    """End the sandbox of ``name`` once its tests are done (a judge of several stages runs on)."""
+    found = config.stash.get(SANDBOXES, {}).pop(name, None)
+    if found is not None and not isinstance(found, BaseException):
+        found.__kata_remote__.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield
+    if item.config.getoption("sandbox") and (nextitem is None or nextitem.path != item.path):
+        for name in list(item.config.stash.get(SANDBOXES, {})):
+            stage = _stage_of(item)
+            if stage and name.rsplit(".", 1)[-1] == stage.module:
+                close_sandbox(item.config, name)
+    return result
 
 
 def sandbox_call_timeout() -> float:
@@ -233,9 +269,11 @@ def pytest_runtest_makereport(item, call):
     if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
         path, line, text = report.longrepr
         report.longrepr = (path, line, text[text.index(not_run):])
+        record_kind(report, "not run")
         return report
     if not report.failed:
         return report
+    record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
@@ -262,6 +300,28 @@ def pytest_runtest_makereport(item, call):
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
+
+
+def kind_of(error, report) -> str:
+    """The kind of a failure (``results.KINDS``), from what was raised: the words come after.
+    A group (Hypothesis reports a flaky example as one) is the most telling of its members."""
+    members = getattr(error, "exceptions", None)  # an exception group (the backport's too, on 3.10)
+    if isinstance(members, tuple) and members and all(isinstance(e, BaseException) for e in members):
+        found = {kind_of(e, report) for e in members}
+        return next((k for k in ("hang", "unwritten", "import", "wrong", "crash") if k in found), "other")
+    if isinstance(error, NotImplementedError) and str(error).startswith("stage "):
+        return "unwritten"
+    if isinstance(error, ModuleBroken):
+        return getattr(error, "kind", "import")
+    if _is_timeout(error):
+        return "hang"
+    if sandbox_errors() and isinstance(error, sandbox_errors()):
+        return error.kind
+    if isinstance(error, (AssertionError, RuleBroken, pytest.fail.Exception)) or "FAILURE: " in report.longreprtext:
+        return "wrong"
+    if error is None or report.when != "call":
+        return "other"
+    return "crash"
 
 
 def with_learner_frames(text, frames):

@@ -2,8 +2,8 @@
 the instructors' commands offered, in a student copy too.
 
 A student copy's ``kata`` offers the learners' commands only; the GitHub
-Classroom workflow it ships (``classroom/templates/classroom-stage.yml``) grades
-each stage with this entry instead.  It sits on top, beside ``cli.py``: nothing
+Actions workflow it ships (``classroom/templates/kata-grade.yml``) grades with
+this entry instead.  It sits on top, beside ``cli.py``: nothing
 below imports it (tooltests/test_imports.py).
 """
 import sys

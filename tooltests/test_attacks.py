@@ -1,4 +1,4 @@
-"""Issue 9's attacks, each as a concrete submission built on the untouched stubs.
+"""The jail, tried as a determined student would, in every set-up a grader runs in.
 
 Every attack class that reached 100/100 against the old in-process grader is
 written here as a few lines at the top of a stage file, the way a determined
@@ -6,15 +6,22 @@ student would; the rest of the file is the stub.  Graded through ``kata
 grade`` (the CLI, as an instructor runs it) and through the Gradescope
 ``run_autograder``, each must score exactly what its honest code earns (0:
 stubs), the report must be the grader's own, and a poisoning attempt must not
-change the next submission's score.
+change the next submission's score.  Then the jail itself: what a probe in it
+can read, write and signal, what it leaves behind, and how much it can take.
 
 The attacks know where things are (the grader's repository, the venv's
-site-packages, the results file): a student can guess all of them.  These
-tests need the uid boundary (root, a mount namespace); elsewhere they skip
-with the reason.  CI runs as root.
+site-packages, the results file): a student can guess all of them.
+
+CI runs this file in four set-ups (``.ci/jail-setups``), each naming the mode it
+must find in ``KATA_EXPECT_MODE``: as full root (``namespaces``), as root with
+Docker's default capabilities (``chroot``), as an unprivileged user with user
+namespaces (``userns``) and without them (``none``).  The attacks need a jail;
+in ``none`` they skip, and what that mode still guarantees is tested instead.
+README's table ("What is guaranteed") is what these tests show.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -23,21 +30,22 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom import jail
+from autograd_kata.classroom import jail, jailroot, pool
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.classroom.release import source_files
 from autograd_kata.core.manifest import STAGES
-from kit import stub
+from kit import reference, stub
 
-pytestmark = [pytest.mark.timeout(600),
-              pytest.mark.skipif(not jail.isolation()[0],
-                                 reason="needs the uid boundary: run as root where a mount namespace is allowed "
-                                        "(CI does)")]
+FOUND = jail.detect()
+needs_jail = pytest.mark.skipif(not FOUND.isolated, reason=f"no jail on this machine: {FOUND.line}")
+as_root = pytest.mark.skipif(not jail.is_root(), reason="Gradescope runs run_autograder as root")
+pytestmark = [pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = sysconfig.get_paths()["purelib"]
@@ -310,6 +318,14 @@ def assert_grader_wrote(data: dict, stages=STAGES):
         assert test["score"] == 0.0 and test["status"] == "failed", test
 
 
+def test_the_set_up_is_the_one_ci_asked_for():
+    expected = os.environ.get("KATA_EXPECT_MODE")
+    if not expected:
+        pytest.skip(f"KATA_EXPECT_MODE is not set; this machine gives {FOUND.mode}")
+    assert FOUND.mode == expected, FOUND.line
+
+
+@needs_jail
 def test_every_attack_gains_nothing_through_kata_grade(tmp_path):
     grader = grader_copy(tmp_path / "grader")
     before = digest(grader)
@@ -323,7 +339,7 @@ def test_every_attack_gains_nothing_through_kata_grade(tmp_path):
     time.sleep(2)  # the detached rewriter had its chance
     assert out.read_text() == written, "results.json changed after the grader wrote it"
     assert digest(grader) == before, "the grader's tests changed"
-    assert not jail.processes_of(jail.ensure_user()[0]), "a sandbox process outlived the grading"
+    assert not sandboxes_alive(), "a sandbox process outlived the grading"
     # the next submission, graded with the same venv and grader: the stubs still score 0
     nxt = tmp_path / "next.json"
     proc = kata("grade", "--submission", str(stub_submission(tmp_path / "next")), "--tests-from", str(grader),
@@ -347,6 +363,8 @@ def run_autograder(base: Path, timeout=300) -> subprocess.CompletedProcess:
                                "KATA_IMPL": ""})
 
 
+@needs_jail
+@as_root
 def test_every_attack_gains_nothing_through_run_autograder(tmp_path, autograder):
     base = tmp_path / "autograder"
     unpack(autograder, base)
@@ -368,6 +386,7 @@ def test_every_attack_gains_nothing_through_run_autograder(tmp_path, autograder)
     assert_grader_wrote(json.loads(results.read_text()))
 
 
+@as_root
 def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder):
     base = tmp_path / "autograder"
     unpack(autograder, base)
@@ -382,75 +401,340 @@ def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder)
         time.sleep(0.05)
     os.killpg(proc.pid, 9)
     proc.wait()
-    jail.kill_user(jail.ensure_user()[0])  # what the killed grader could not end
+    pool.sweep()  # what the killed grader could not end
     data = json.loads(results.read_text())
     assert data["score"] == 0.0 and "did not finish" in data["output"], data
 
 
-# --- the jail itself ------------------------------------------------------------------------
+# --- the jail itself, in whatever set-up this run has ------------------------------------------
+
+SERVER_MARK = b"The sandbox side of grading"  # sandbox_server's docstring: in every sandbox's command line
+
+
+def sandboxes_alive() -> list[str]:
+    """Sandbox processes that should be gone: of a pool user no sandbox holds (root), or, without
+    root, any sandbox server of ours still running (the non-root set-ups run one test at a time)."""
+    if jail.is_root():
+        return pool.leftovers()
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if SERVER_MARK in f.read() and os.stat(f"/proc/{entry}").st_uid == os.getuid():
+                    found.append(f"sandbox process {entry}")
+        except OSError:
+            pass
+    return found
+
+
+def readme_row(mode: str) -> list[str]:
+    """README's row of the isolation table for ``mode``: read, write, signal, keep."""
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and f"(`{mode}`)" in cells[0]:
+            return cells[1:]
+    raise AssertionError(f"README's isolation table has no row for `{mode}`")
+
+
+READ = {True: "its own file and the standard library", False: "whatever you can read"}
+WRITE = {True: "nothing", False: "whatever you can write"}
+SIGNAL = {True: "nothing but itself", False: "your processes, the judge among them"}
 
 PROBE = r'''
-import json, os, resource, socket
+import ctypes, json, os, resource, socket, threading
 seen = {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "cwd": os.getcwd(),
         "here": sorted(os.listdir(".")), "env": sorted(os.environ)}
-for path in (%(root)r, %(root)r + "/solutions", %(site)r, "/proc/1/environ", "/etc/passwd", "/work", "/root"):
-    seen[path] = os.path.exists(path)
-try:
-    open("exercises/mine.py", "a").close()
-    seen["write_own_folder"] = True
-except OSError:
-    seen["write_own_folder"] = False
-try:
-    socket.create_connection(("1.1.1.1", 53), timeout=1)
-    seen["network"] = True
-except OSError:
-    seen["network"] = False
+def readable(path):
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+        return True
+    except OSError:
+        return False
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except (OSError, RuntimeError) as error:
+        return type(error).__name__
+def fork():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+def thread():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+def write(path):
+    with open(path, "w") as f:
+        f.write("x")
+    os.unlink(path)
+libc = ctypes.CDLL(None, use_errno=True)
+def shm():
+    number = libc.shmget(0, 4096, 0o1600)
+    if number < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    libc.shmctl(number, 0, None)
+seen["read"] = {p: readable(p) for p in %(secrets)r}
+seen["read_own"] = readable("exercises/__init__.py")
+seen["write"] = {p: attempt(lambda: write(p)) for p in ("exercises/mine.py", "/tmp/kata-probe-w", "mine.py")}
+seen["signal_judge"] = attempt(lambda: os.kill(%(judge)d, 0))
+seen["fork"], seen["thread"] = attempt(fork), attempt(thread)
+seen["socket"], seen["shm"] = attempt(lambda: socket.socket().close()), attempt(shm)
 seen["as"] = resource.getrlimit(resource.RLIMIT_AS)[0]
 seen["nproc"] = resource.getrlimit(resource.RLIMIT_NPROC)[0]
 print(json.dumps(seen))
 '''
 
 
-def test_the_jail_shows_only_the_stage_folder_and_drops_to_the_sandbox_user(tmp_path):
-    folder = tmp_path / "stage"
+def stage_dir(tmp_path: Path) -> Path:
+    """A stage folder where this set-up's grader would make one (in the jail's root for chroot)."""
+    folder = jailroot.stage_folder(Path(FOUND.root)) if FOUND.mode == "chroot" else tmp_path / "stage"
     (folder / "exercises").mkdir(parents=True)
     (folder / "exercises" / "__init__.py").write_text("")
-    os.chmod(tmp_path, 0o711)
     for path in (folder, folder / "exercises"):
         os.chmod(path, 0o755)
+    os.chmod(folder / "exercises" / "__init__.py", 0o644)
+    return folder
+
+
+def test_what_the_submitted_code_can_read_write_and_signal(tmp_path):
+    folder = stage_dir(tmp_path)
+    secrets = [str(ROOT / "tests" / "test_stage01_value.py"), str(ROOT / "solutions" / "stage01_value.py"),
+               str(Path(SITE) / "pytest" / "__init__.py"), "/proc/1/environ", "/etc/shadow"]
     os.environ["KATA_HIDDEN_SEED_PROBE"] = "secret"
     try:
-        launch = jail.launcher(folder, user=jail.SANDBOX_USER)
-        proc = launch([sys.executable, "-I", "-S", "-c", PROBE % {"root": str(ROOT), "site": SITE}],
+        launch = jail.launcher(folder, mode=FOUND.mode, root=FOUND.root or None)
+        proc = launch([sys.executable, "-I", "-S", "-c", PROBE % {"secrets": secrets, "judge": os.getpid()}],
                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         out, err = proc.communicate(timeout=30)
+        uid = proc.kata_uid
+        proc.kata_end()
     finally:
         del os.environ["KATA_HIDDEN_SEED_PROBE"]
+        if FOUND.mode == "chroot":
+            shutil.rmtree(folder)
     assert proc.returncode == 0, err
     seen = json.loads(out)
-    uid, gid = jail.ensure_user()
-    assert (seen["uid"], seen["gid"], seen["groups"]) == (uid, gid, [])
-    assert seen["cwd"] == str(folder) and seen["here"] == ["exercises"]
-    assert not any(seen[p] for p in (str(ROOT), str(ROOT) + "/solutions", SITE, "/proc/1/environ", "/work"))
-    assert seen["write_own_folder"] is False and seen["network"] is False
-    assert "KATA_HIDDEN_SEED_PROBE" not in seen["env"]
-    assert seen["as"] == jail.GiB and seen["nproc"] == 64
+    # in every set-up: one process, no thread, no socket, no SysV IPC, the limits, a clean environment
+    assert {k: seen[k] for k in ("fork", "thread", "socket", "shm")} == \
+        {"fork": "BlockingIOError", "thread": "RuntimeError", "socket": "PermissionError", "shm": "PermissionError"}
+    assert seen["as"] == jail.GiB and seen["nproc"] == 1
+    assert "KATA_HIDDEN_SEED_PROBE" not in seen["env"] and seen["read_own"]
+    if jail.is_root() and FOUND.isolated:  # a user of the pool: never root, never the judge's
+        assert seen["uid"] == uid != 0 and seen["gid"] != 0 and seen["groups"] == []
+    elif FOUND.isolated:  # a user namespace keeps the grader's uid, with nothing of the grader's in sight
+        assert seen["uid"] == os.getuid()
+    hidden = not any(seen["read"].values())
+    sealed = all(v != "allowed" for v in seen["write"].values())
+    apart = seen["signal_judge"] != "allowed"
+    if FOUND.isolated:
+        assert hidden and sealed and apart, seen
+        assert seen["cwd"] == launch.folder_inside and seen["here"] == ["exercises"]
+    else:
+        assert seen["read"][secrets[0]] and seen["write"]["exercises/mine.py"] == "allowed" and not apart, seen
+    assert [READ[hidden], WRITE[sealed], SIGNAL[apart]] == readme_row(FOUND.mode)[:3]
 
 
-def test_the_end_kills_a_detached_process_of_the_sandbox_user(tmp_path):
-    folder = tmp_path / "stage"
-    folder.mkdir()
-    os.chmod(tmp_path, 0o711)
-    os.chmod(folder, 0o755)
-    detach = ("import os, time\n"
-              "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(120)\n"
-              "    os._exit(0)\n")
-    with jail.UserLock():
-        proc = jail.launcher(folder, user=jail.SANDBOX_USER)([sys.executable, "-I", "-S", "-c", detach])
-        proc.wait(timeout=30)
-        uid = jail.ensure_user()[0]
-        deadline = time.monotonic() + 5
-        while not jail.processes_of(uid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert jail.processes_of(uid), "the detached sleeper should be running"
-        assert jail.kill_user(uid) and not jail.processes_of(uid)
+LEFTOVERS = r'''
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget(0x6B617461, 1 << 20, 0o1666)        # IPC_CREAT: a segment that outlives every process
+libc.msgget(0x6B617462, 0o1666)
+libc.semget(0x6B617463, 1, 0o1666)
+if platform.machine() == "x86_64":               # add_key("user", ..., KEY_SPEC_USER_KEYRING)
+    libc.syscall(248, b"user", b"kata-leftover", b"x", 1, -4)
+for place in ("/tmp", "/var/tmp", "/dev/shm", os.getcwd(), os.environ.get("HOME", "/"), "/"):
+    try:
+        with open(os.path.join(place, "kata-leftover-%(tag)s"), "w") as f:
+            f.write("still here")
+    except OSError:
+        pass
+try:
+    if os.fork() == 0:
+        os.setsid()
+        import time
+        time.sleep(300)
+except OSError:
+    pass
+'''
+
+
+def ipc_keys() -> set[str]:
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        with open(f"/proc/sysvipc/{kind}") as f:
+            keys |= {line.split()[0] for line in f.read().splitlines()[1:]}
+    return keys
+
+
+def test_nothing_is_left_behind(tmp_path):
+    tag = os.urandom(4).hex()
+    folder = tmp_path / "student"
+    for n in (1, 2):
+        path = folder / STAGES[n - 1].source("exercises")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(on_stub(n, LEFTOVERS % {"tag": tag}), encoding="utf-8")
+    before = ipc_keys()
+    proc = kata("grade", "--submission", str(folder), "--stage", "1", "--stage", "2", "--format", "json",
+                "--out", str(tmp_path / "r.json"))
+    assert proc.returncode == 1 and json.loads((tmp_path / "r.json").read_text())["score"] == 0, proc.stderr
+    places = ["/tmp", "/var/tmp", "/dev/shm", "/", str(folder)]
+    if FOUND.mode == "chroot":
+        places.append(FOUND.root)
+    files = [p for place in places for p in Path(place).glob(f"kata-leftover-{tag}")]
+    files += list(Path(FOUND.root or tmp_path).rglob(f"kata-leftover-{tag}")) if FOUND.mode == "chroot" else []
+    with open("/proc/keys") as f:
+        keys = [line for line in f if "kata-leftover" in line]
+    new_ipc = ipc_keys() - before
+    assert not sandboxes_alive() and not keys and not new_ipc, (sandboxes_alive(), keys, new_ipc)
+    if FOUND.isolated:
+        assert not files, files
+        assert readme_row(FOUND.mode)[3] == "nothing"
+    else:  # the grading user's own files: the jail could not stop it writing them
+        assert files and readme_row(FOUND.mode)[3] == "files it wrote"
+        for path in files:
+            path.unlink()
+
+
+@pytest.mark.skipif(not jail.is_root(), reason="the pool of sandbox users is root's")
+def test_a_lease_cleans_what_a_user_of_the_pool_left_before():
+    lease = pool.acquire()
+    uid, gid = lease.uid, lease.gid
+    lease.release()
+    ready = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # what a killed judge's sandbox could leave: a process and a shared-memory segment
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if os.fork() == 0:
+            os.setsid()
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.shmget(0, 4096, 0o1600)
+            os.write(ready[1], b"x")
+            time.sleep(300)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    os.read(ready[0], 1)
+    assert pool.processes_of(uid) and pool.ipc_of(uid)
+    pool.sweep()
+    assert not pool.processes_of(uid) and not pool.ipc_of(uid)
+
+
+FLOOD = r'''
+_BIG = "x" * %(size)d
+class _Flood(Exception):
+    pass
+def _raise(*args, **kwargs):
+    raise _Flood(_BIG, _BIG)
+'''
+FLOOD_TAIL = "\nfor _name in list(vars(Value)):\n    if _name not in ('__dict__', '__weakref__', '__doc__', '__module__'):\n" \
+             "        setattr(Value, _name, _raise)\n"
+
+
+def test_a_flood_of_big_messages_gives_a_small_report_and_a_small_grader(tmp_path):
+    folder = tmp_path / "student"
+    for n, size in ((4, 1 << 20), (5, 900_000)):  # more than an answer may be, and just less
+        path = folder / STAGES[n - 1].source("exercises")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(on_stub(n, FLOOD % {"size": size}) + FLOOD_TAIL, encoding="utf-8")
+    out = tmp_path / "r.json"
+    measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    proc = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "autograd_kata", "grade",
+                           "--submission", str(folder), "--stage", "4", "--stage", "5", "--format", "json",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "KATA_IMPL": ""})
+    max_rss_mib = int(proc.stdout.split()[-1]) / 1024
+    print(f"flood: report {out.stat().st_size} bytes, largest grading process {max_rss_mib:.0f} MiB")
+    data = json.loads(out.read_text())
+    size = out.stat().st_size
+    assert data["score"] == 0 and len(data["stages"]) == 2
+    messages = [t["message"] for g in data["stages"] for t in g["tests"]]
+    assert max(map(len, messages)) <= 4100 and any("cut" in m for m in messages)
+    # README, "What is guaranteed": a report of 2 stages under 100 KB (8 stages: under 400 KB),
+    # and no grading process over 150 MiB, whatever the sandbox sends
+    assert size < 100_000, size
+    assert max_rss_mib < 150, max_rss_mib
+
+
+ABUSE = r'''
+import json, os, threading
+_seen = {"forks": 0, "threads": 0, "allocated_mib": 0}
+for _ in range(64):
+    try:
+        if os.fork() == 0:
+            os._exit(0)
+        _seen["forks"] += 1
+    except OSError:
+        break
+try:
+    threading.Thread(target=lambda: None).start()
+    _seen["threads"] += 1
+except RuntimeError:
+    pass
+_hold = []
+try:  # address space, as RLIMIT_AS counts it (mapped, not touched: quick even under load)
+    import mmap
+    while _seen["allocated_mib"] < 4096:
+        _hold.append(mmap.mmap(-1, 64 << 20))
+        _seen["allocated_mib"] += 64
+except (MemoryError, OSError):
+    pass
+del _hold
+raise ImportError("ABUSE " + json.dumps(_seen))
+'''
+
+
+def test_forks_and_allocations_stay_within_the_limits(tmp_path):
+    folder = tmp_path / "student"
+    path = folder / STAGES[0].source("exercises")
+    path.parent.mkdir(parents=True)
+    path.write_text(on_stub(1, ABUSE), encoding="utf-8")
+    proc = kata("grade", "--submission", str(folder), "--stage", "1", "--format", "json",
+                "--out", str(tmp_path / "r.json"))
+    data = json.loads((tmp_path / "r.json").read_text())
+    message = data["stages"][0]["tests"][0]["message"]
+    assert "ABUSE " in message, message
+    seen = json.loads(message.split("ABUSE ", 1)[1].split("}", 1)[0] + "}")
+    # README: one process, no thread, 1 GiB of address space (the interpreter takes some of it)
+    assert seen["forks"] == 0 and seen["threads"] == 0 and seen["allocated_mib"] < 1024, seen
+    assert proc.returncode == 1 and data["score"] == 0
+
+
+def test_gradings_at_once_each_get_their_own_scores_and_a_hang_costs_only_its_stage(tmp_path):
+    reference_dir, mixed, stubs = tmp_path / "ref", tmp_path / "mixed", tmp_path / "stubs"
+    for s in STAGES:
+        for folder, text in ((reference_dir, reference(s.number)), (stubs, stub(s.number)),
+                             (mixed, reference(s.number))):
+            path = folder / s.source("exercises")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    hang = mixed / STAGES[4].source("exercises")  # stage 5 loops; stage 3 does not parse
+    hang.write_text(hang.read_text().replace("def backward(self", "def backward(self, *_, **__):\n"
+                                             "        while True:\n            pass\n\n    def _old(self", 1))
+    (mixed / STAGES[2].source("exercises")).write_text("def broken(:\n")
+    results = {}
+
+    def run(name, folder):
+        results[name] = kata("grade", "--submission", str(folder), "--format", "json",
+                             "--out", str(tmp_path / f"{name}.json"))
+
+    threads = [threading.Thread(target=run, args=a) for a in (("ref", reference_dir), ("mixed", mixed),
+                                                                ("stubs", stubs))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    scores = {name: json.loads((tmp_path / f"{name}.json").read_text()) for name in results}
+    assert scores["ref"]["score"] == 100, [g["reason"] for g in scores["ref"]["stages"] if g["reason"]]
+    assert scores["stubs"]["score"] == 0
+    by = {g["number"]: g for g in scores["mixed"]["stages"]}
+    assert scores["mixed"]["score"] == 100 - by[3]["points"] - by[5]["points"], \
+        {n: g["reason"][:200] for n, g in by.items() if g["reason"]}
+    assert by[3]["score"] == 0 and by[5]["score"] == 0
+    assert "SyntaxError" in by[3]["tests"][0]["message"] and "did not answer within" in by[5]["reason"]
+    assert all(json.loads((tmp_path / f"{n}.json").read_text())["isolation"] == FOUND.line for n in results)
+    assert not sandboxes_alive()

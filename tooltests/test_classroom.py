@@ -225,8 +225,8 @@ def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):
 
 def test_the_report_says_first_when_there_was_no_uid_isolation():
     from autograd_kata.classroom import jail
-    report = Report("somewhere", [], isolated=False, isolation=jail.isolation()[1] if not jail.is_root() else
-                    "uid isolation was not available (the grader is not root): ...")
+    line = jail.Isolation("none", "isolation.why.no_userns").line
+    report = Report("somewhere", [], isolated=False, isolation=line)
     assert as_text(report).splitlines()[0].startswith("uid isolation was not available")
     assert json.loads(as_gradescope(report))["output"].startswith("uid isolation was not available")
     assert next(iter(json.loads(as_json(report)))) == "isolation"
@@ -234,8 +234,10 @@ def test_the_report_says_first_when_there_was_no_uid_isolation():
 
 def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_says_so(tmp_path, monkeypatch):
     from autograd_kata.classroom import jail
-    line = "uid isolation was not available (the grader is not root): stand-in for a non-root run"
-    monkeypatch.setattr(jail, "isolation", lambda: (False, line))
+    found = jail.Isolation("none", "isolation.why.no_userns")
+    monkeypatch.setattr(jail, "detect", lambda: found)
+    line = found.line
+    assert line.startswith("uid isolation was not available (the grader is not root and this machine refuses")
     folder = submission(tmp_path, {2: stub(2)})
     report = grade(folder, ROOT, stages=[stage(1), stage(2)])
     assert by_stage(report)[1].ok and by_stage(report)[2].score == 0
@@ -268,15 +270,17 @@ def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
     proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--class", str(klass), "--stage", "1",
                 "--stage", "2", "--out", str(out)], cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = out.read_text().splitlines()
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf"), "a BOM, so Excel reads UTF-8"
+    rows = out.read_text(encoding="utf-8-sig").splitlines()
     assert rows[0] == "student,stage1,stage2,total,max"
     assert rows[1:] == ["ada,10,15,25,25", "bob,0,0,0,25", "cy,10,0,10,25"]
     summary = (tmp_path / "grades" / "class.summary.txt").read_text()
     assert summary == proc.stdout.split("wrote ")[0][-len(summary):]
-    assert "3 submissions" in summary
-    lines = {line.split()[0]: line for line in summary.splitlines() if line[:1].isdigit()}
-    assert lines["1"].split()[-2:] == ["2/3", "67%"] and lines["2"].split()[-2:] == ["1/3", "33%"]
-    assert f"1  stage 2: {swapped.says}" in summary
+    assert "3 students" in summary
+    lines = {line.split(" (")[0]: line for line in summary.splitlines() if line.startswith("stage ")}
+    assert lines["stage 1"].endswith(": 2/3 passed (67%)") and lines["stage 2"].endswith(": 1/3 passed (33%)")
+    from autograd_kata.classroom.mistakes import label
+    assert f"  stage 2: {label(2, swapped.phrase)} -- 1: cy" in summary.splitlines()
 
 
 # --- the formats ------------------------------------------------------------------

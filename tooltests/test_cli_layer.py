@@ -231,8 +231,10 @@ def test_kata_help_imports_no_handler_module():
 # --- the Classroom workflow's entry ------------------------------------------------------
 
 def test_the_workflow_grades_through_the_instructor_entry():
-    text = (PACKAGE / "classroom" / "templates" / "classroom-stage.yml").read_text(encoding="utf-8")
-    assert "python -m autograd_kata.instructor grade --stage @@N@@" in text
+    text = (PACKAGE / "classroom" / "templates" / "kata-grade.yml").read_text(encoding="utf-8")
+    assert "python -m autograd_kata.instructor grade --format junit" in text
+    assert '"-m", "autograd_kata.instructor", "grade"' in (PACKAGE / "classroom" / "templates" /
+                                                           "classroom50_autograder.py").read_text(encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "autograd_kata.instructor", "grade", "--stage", "99"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "KATA_LANG": "en"})

@@ -226,6 +226,10 @@ def test_the_property_tests_catch_a_mistake_on_their_own(mistake_id, hidden, tmp
     assert "central differences" in output or "retain_graph" in output, output[-3000:]
 
 
+# 64 seeds x ~40 examples: 0.25 s of CPU a seed measured at load 10-15 (18 s for the stage-2 case),
+# where pytest's 10 s limit for tool tests cut it short (it failed 2 runs of 3 at load 8); it tests
+# which operations appear, not speed, so it gets a limit a loaded machine meets; no seed is dropped
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("stage_ops,reuse", [(2, False), (3, False), (4, False), (4, True)])
 def test_random_graphs_use_only_the_operations_of_their_stage(stage_ops, reuse, monkeypatch):
     """Under a hidden seed a right engine must never meet an operation its stage has not

@@ -12,6 +12,7 @@ test that needs them; each test then reads its own result.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -76,8 +77,9 @@ def outcomes(request, tmp_path_factory):
     places = [tmp_path_factory.mktemp(m.id) for m in chosen]  # here, not in threads: mktemp is not thread-safe
 
     def one(mistake, where):
-        try:
-            return run_stage_with(mistake, where)
+        try:  # with every test's outcome as data too (results.json), for the class summary's test
+            return run_stage_with(mistake, where, "-p", "autograd_kata.core.results",
+                                  f"--kata-results={where / 'results.json'}")
         except BaseException as error:  # noqa: BLE001 - reported by the mistake's own test
             return error
 
@@ -133,3 +135,49 @@ def test_the_mistake_is_not_blamed_on_another(mistake, outcomes):
              if any(m.phrase in line for m in MISTAKES if m.id in wrong)]
     assert not wrong, (f"stage {mistake.stage} with the mistake {mistake.id!r} ({mistake.says}) is also told it made "
                        f"{wrong}:\n" + "\n".join(lines[:10]))
+
+
+@pytest.mark.timeout(1200)
+def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_path):
+    """A class with every catalogued mistake planted, one student (named after it) per mistake,
+    each graded from its stage's real test outcomes (results.json of the run above): the class
+    summary (classroom/course.py) names exactly the planted mistakes, each under its label with
+    exactly the students who made it (and, for a student, only what ALSO_TRUE or a phrase inside
+    the planted one's makes true too). Grading through the judge is test_course.py's."""
+    from autograd_kata.classroom.course import class_summary, record, stubs
+    from autograd_kata.classroom.grade import Report, StageGrade, TestResult
+    from autograd_kata.classroom.mistakes import label
+
+    if set(outcomes) != {m.id for m in MISTAKES}:
+        pytest.skip("needs every mistake's run: run the whole file")
+    stub = stubs(ROOT, STAGES)
+    records, expected = [], {}
+    for m in MISTAKES:
+        done = outcomes[m.id]
+        if isinstance(done, BaseException):
+            raise done
+        results = Path(next(a for a in done.args if a.startswith("--kata-results=")).split("=", 1)[1])
+        data = json.loads(results.read_text(encoding="utf-8"))
+        s = stage(m.stage)
+        g = StageGrade(s, tests=[TestResult(e["nodeid"], e["outcome"], e["message"]) for e in data["tests"]],
+                       source=s.source("exercises"), found=[s.source("exercises")])
+        bad = [t for t in g.tests if t.status != "passed"]
+        assert bad, f"{m.id}: every test of stage {m.stage} passed"
+        g.reason = f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
+        r = record(m.id, Report(m.id, [g], isolated=True), results.parent, [s], "", "", stub, None)
+        assert r["status"] == {str(m.stage): "failed"}, f"{m.id}: {r['status']}"
+        records.append(r)
+        output = done.stdout + done.stderr
+        also = {o for o in MISTAKES if o.stage == m.stage and o.phrase in output
+                and (o.phrase == m.phrase or (m.id, o.id) in ALSO_TRUE or related(m, o))}
+        for o in also:
+            expected.setdefault((o.stage, o.phrase), set()).add(m.id)
+    summary = class_summary(records, STAGES)
+    named = summary.split("\n\n")[-1].splitlines()[1:]
+    want = {f"  stage {n}: {label(n, phrase)} -- {len(who)}: {', '.join(sorted(who))}"
+            for (n, phrase), who in expected.items()}
+    assert set(named) == want and len(named) == len(want), \
+        "\n".join(["named but not planted:", *sorted(set(named) - want), "planted but not named:", *sorted(want - set(named))])
+    for m in MISTAKES:
+        assert any(line.startswith(f"  stage {m.stage}: {label(m.stage, m.phrase)} --") and m.id in line
+                   for line in named), m.id

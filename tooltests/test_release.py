@@ -3,8 +3,8 @@
 The copy holds what the manifest's allow-list names and nothing of the
 reference; its README is the learner's; its `kata --help` lists learner
 commands; its pyproject has no maintainer settings (written from a template);
-its GitHub Classroom workflow verifies the graded files before installing
-once and grading one step per stage.  The slow part - a fresh venv with the
+its GitHub Actions workflow verifies the graded files before installing
+once and grading every stage into JUnit XML and the job summary.  The slow part - a fresh venv with the
 copy installed, as a student would - is made once per module.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 
 from autograd_kata.classroom.release import (
     WORKFLOW,
-    classroom_workflow,
+    grading_workflow,
     protected_files,
     release,
     scan,
@@ -226,12 +226,12 @@ def test_kata_status_hint_reset_and_diff_previous_work_in_the_copy(released, stu
     assert "math.tanh(self.data)" not in proc.stdout  # nothing of stage 4's answer
 
 
-# --- GitHub Classroom ----------------------------------------------------------------------
+# --- GitHub Actions (any repository; Classroom 50 leaves a template's own workflows alone) -------------
 
 def workflow_steps(copy: Path):
     yaml = pytest.importorskip("yaml")
     flow = yaml.safe_load((copy / WORKFLOW).read_text())
-    return flow, flow["jobs"]["run-autograding-tests"]["steps"]
+    return flow, flow["jobs"]["grade"]["steps"]
 
 
 def verify(copy: Path) -> subprocess.CompletedProcess:
@@ -242,25 +242,40 @@ def verify(copy: Path) -> subprocess.CompletedProcess:
                           check=False)
 
 
-def test_the_workflow_verifies_then_installs_once_then_grades_each_stage(released):
+def test_the_workflow_verifies_then_installs_once_then_grades_into_junit_and_the_job_summary(released):
     flow, steps = workflow_steps(released)
-    assert flow["name"] == "Autograding Tests" and flow["on"] == ["push", "repository_dispatch"]
+    assert WORKFLOW == ".github/workflows/kata-grade.yml", "never autograde.yaml: Classroom 50 writes that one"
+    assert flow["name"] == "kata grade" and set(flow["on"]) == {"push", "workflow_dispatch"}
+    assert flow["permissions"] == {"contents": "read"}
+    assert "classroom-resources" not in (released / WORKFLOW).read_text(), "the sunset Classroom's actions are gone"
     names = [s.get("name", "") for s in steps]
     check = next(i for i, s in enumerate(steps) if "KATA_VERIFY" in s.get("run", ""))
     installs = [i for i, s in enumerate(steps) if "pip install" in s.get("run", "")]
-    graders = [s for s in steps if s.get("uses") == "classroom-resources/autograding-command-grader@v1"]
-    assert len(installs) == 1 and check < installs[0] < steps.index(graders[0]), names
-    assert [g["id"] for g in graders] == [f"stage{s.number}" for s in STAGES]
-    for g, s in zip(graders, STAGES):
-        w = g["with"]
-        assert "setup-command" not in w, "the kata is installed once, not once per stage"
-        assert w["max-score"] == s.points and isinstance(w["timeout"], int)
-        assert w["command"].endswith(f"grade --stage {s.number}")
-    reporter = steps[-1]
-    assert reporter["uses"] == "classroom-resources/autograding-grading-reporter@v1"
-    assert reporter["with"]["runners"] == ",".join(f"stage{s.number}" for s in STAGES)
-    assert reporter["env"] == {f"STAGE{s.number}_RESULTS": f"${{{{steps.stage{s.number}.outputs.result}}}}"
-                               for s in STAGES}
+    grades = [i for i, s in enumerate(steps) if "autograd_kata.instructor grade" in s.get("run", "")]
+    assert len(installs) == 1 and len(grades) == 1 and check < installs[0] < grades[0], names
+    run = steps[grades[0]]["run"]
+    assert "--format junit --out kata-grade.xml" in run and '>> "$GITHUB_STEP_SUMMARY"' in run
+    assert "exit $status" in run, "the job fails unless every stage earned its points"
+    keep = steps[-1]
+    assert keep["uses"].startswith("actions/upload-artifact@") and keep["with"]["path"] == "kata-grade.xml"
+    assert keep["if"] == "always()"
+
+
+def test_the_grading_step_writes_the_job_summary_and_keeps_the_exit_status(released, tmp_path):
+    """The step's shell, with a stand-in for the kata: the table lands in the job summary, in a code block."""
+    _, steps = workflow_steps(released)
+    run = next(s for s in steps if "autograd_kata.instructor grade" in s.get("run", ""))["run"]
+    fake = tmp_path / "bin"
+    (fake / "autograd_kata").mkdir(parents=True)
+    (fake / "autograd_kata" / "__init__.py").write_text("")
+    (fake / "autograd_kata" / "instructor.py").write_text(
+        "import sys\nopen('kata-grade.xml', 'w').write('<testsuites/>')\nprint('total 25/100')\nsys.exit(1)\n")
+    summary = tmp_path / "summary.md"
+    proc = subprocess.run(["bash", "-c", run], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "PYTHONPATH": str(fake)})
+    assert proc.returncode == 1 and "total 25/100" in proc.stdout
+    assert summary.read_text() == "## kata grade\n\n```\ntotal 25/100\n```\n"
+    assert (tmp_path / "kata-grade.xml").read_text() == "<testsuites/>"
 
 
 def test_the_checksums_are_in_the_workflow_and_in_the_record(released):
@@ -270,7 +285,7 @@ def test_the_checksums_are_in_the_workflow_and_in_the_record(released):
     assert not [p for p in protected if p.startswith("exercises/")]
     assert record == {**{p: sha256(released / p) for p in protected}, WORKFLOW: sha256(released / WORKFLOW)}
     text = (released / WORKFLOW).read_text()
-    assert text == classroom_workflow({p: sha256(released / p) for p in protected})
+    assert text == grading_workflow({p: sha256(released / p) for p in protected})
     assert all(sha256(released / p) in text for p in protected)
 
 
@@ -290,7 +305,7 @@ def test_the_verification_passes_on_the_release(released, tmp_path):
     (lambda c: (c / "conftest.py").unlink(), "conftest.py is missing"),
     (lambda c: (c / "autograd_kata" / "core" / "results.py").write_text(""), "autograd_kata/core/results.py"),
     (lambda c: (c / "pyproject.toml").write_text((c / "pyproject.toml").read_text() + "\n# x\n"), "pyproject.toml"),
-    (lambda c: (c / WORKFLOW).write_text((c / WORKFLOW).read_text().replace("--stage 8", "--stage 1")),
+    (lambda c: (c / WORKFLOW).write_text((c / WORKFLOW).read_text().replace("exit $status", "exit 0")),
      "this workflow"),
 ])
 def test_a_changed_graded_file_fails_the_run_loudly(released, tmp_path, tamper, named):
@@ -401,7 +416,7 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     for needed in ("LICENSE", "README.md", "conftest.py", "pyproject.toml", "reference/engine.py",
-                   "tests/expect.py", "autograd_kata/classroom/templates/classroom.yml"):
+                   "tests/expect.py", "autograd_kata/classroom/templates/kata-grade.yml"):
         assert needed in names, needed
     for s in STAGES:
         assert {s.test_file, s.source("exercises"), s.source("solutions"), s.hint_file("en")} <= names, s.module

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom import jail, remote
+from autograd_kata.classroom import jail, jailroot, pool, remote
 from autograd_kata.classroom.jail import launcher
 from autograd_kata.core.manifest import STAGES
 from expect import in_engine
@@ -193,8 +193,8 @@ def test_arguments_cross_with_their_exact_types(toy):
 
 
 def test_big_requests_and_answers_cross_whole(toy):
-    names, _ = toy.types(*[0.5] * 200_000)  # ~1 MB each way: more than a pipe holds
-    assert names == ["float"] * 200_000
+    names, _ = toy.types(*[0.5] * 100_000)  # ~0.5 MB there, ~0.9 MB back: more than a pipe holds,
+    assert names == ["float"] * 100_000      # less than the 1 MiB an answer may have (MAX_FRAME)
 
 
 def test_a_local_object_never_crosses(toy):
@@ -400,24 +400,29 @@ def who_and_what_the_sandbox_sees(engine, paths):
     return os.getuid(), [os.path.exists(p) for p in paths]
 
 
-@pytest.mark.skipif(not jail.is_root(), reason="the uid boundary needs root (CI runs as root)")
-def test_as_root_the_sandbox_runs_as_the_sandbox_user_and_sees_only_its_folder(tmp_path):
+@pytest.mark.skipif(not jail.detect().isolated, reason="needs a jail (root, or user namespaces)")
+def test_in_the_jail_the_sandbox_runs_as_another_user_and_sees_only_its_folder(tmp_path):
+    found = jail.detect()
     (tmp_path / "stage").mkdir()
-    folder = toy_folder(tmp_path / "stage")
+    folder = toy_folder(jailroot.stage_folder(Path(found.root)) if found.mode == "chroot" else tmp_path / "stage")
     for path in (folder, folder / "pkg"):
         path.chmod(0o755)
-    user = jail.ensure_user()
-    assert user is not None, "root could not make the sandbox user"
-    with jail.UserLock():  # another grading's end kills every process of that user
-        toy = remote.connect("pkg.toy", folder, launch=launcher(folder, user=jail.SANDBOX_USER))
-        try:
-            uid, seen = who_and_what_the_sandbox_sees(toy, [str(ROOT / "solutions"), str(ROOT / "tests"),
-                                                            str(folder / "pkg" / "toy.py")])
-            assert (toy.Value(2.0) * 3).data == 6.0
-        finally:
-            toy.__kata_remote__.close()
-            jail.kill_user(user[0])
-    assert uid == user[0] != 0 and seen == [False, False, True]
+    launch = launcher(folder, mode=found.mode, root=found.root or None)
+    toy = remote.connect("pkg.toy", folder, launch=launch)
+    try:
+        uid, seen = who_and_what_the_sandbox_sees(toy, [str(ROOT / "solutions"), str(ROOT / "tests"),
+                                                        launch.folder_inside + "/pkg/toy.py"])
+        assert (toy.Value(2.0) * 3).data == 6.0
+        lease_uid = toy.__kata_remote__.proc.kata_uid
+    finally:
+        toy.__kata_remote__.close()
+        if found.mode == "chroot":
+            shutil.rmtree(folder)
+    assert seen == [False, False, True]
+    if jail.is_root():  # a user of the pool, never root, and given back clean
+        assert uid == lease_uid != 0 and not pool.processes_of(uid, zombies=True)
+    else:  # a user namespace: the grader's own uid, but nothing of the grader's to see
+        assert uid == os.getuid()
 
 
 FAKE = '''\
@@ -453,6 +458,12 @@ if mode != "silent":
         send({"error": {"type": 3}})
     elif mode == "exit":
         os._exit(3)
+    elif mode == "long":  # what a hostile server could send: every part of an error long
+        big, line = "y" * 60_000, "w" * 1000  # under the 1 MiB an answer may be, far over what is kept
+        send({"error": {"type": "ValueError", "builtin": "ValueError", "args": [big, big], "message": big,
+                        "frames": [[line, 1, line]] * 60}})
+    elif mode == "strings":
+        send({"ok": ["z" * 200_000]})
 time.sleep(60)
 '''
 
@@ -480,6 +491,29 @@ def test_a_hostile_sandbox_answer_stops_the_sandbox_with_a_plain_reason(tmp_path
         module.Value  # noqa: B018 - one request
     assert reason in str(raised.value) and time.monotonic() - start < 2.5
     assert_stopped(module, reason)
+
+
+def test_what_a_hostile_sandbox_sends_is_cut_to_size_with_a_note(tmp_path):
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+
+    def connect(mode):
+        return remote.connect("pkg.toy", tmp_path, call_timeout=5, launch=lambda argv, **popen: subprocess.Popen(
+            [sys.executable, str(fake), mode], start_new_session=True, **popen))
+
+    module = connect("long")
+    with pytest.raises(ValueError) as raised:
+        module.Value  # noqa: B018 - one request
+    error = raised.value
+    note = "... [58000 more characters cut by the grader]"
+    assert list(error.args) == ["y" * remote.MAX_MESSAGE + note] * 2
+    assert len(error.learner_frames) == remote.MAX_FRAMES
+    assert all(len(f[0]) <= remote.MAX_LINE + 60 and len(f[2]) <= remote.MAX_LINE + 60 for f in error.learner_frames)
+    module.__kata_remote__.close()
+    module = connect("strings")
+    text, = module.Value
+    assert len(text) < remote.MAX_STRING + 60 and text.endswith("more characters cut by the grader]")
+    module.__kata_remote__.close()
 
 
 def test_a_sandbox_that_never_says_hello_fails_at_the_start(tmp_path):

@@ -4,8 +4,9 @@
 Each is a plain function of the parsed values (``autograd_kata.cli`` holds their
 arguments and help ids) that returns an exit status or raises ``Refusal``.  Top-level
 imports stay light: the work is in ``autograd_kata.classroom.release``,
-``autograd_kata.classroom.grade`` and ``autograd_kata.classroom.gradescope``,
-imported by the handlers.  The GitHub Classroom workflow of a student copy runs
+``autograd_kata.classroom.grade``, ``autograd_kata.classroom.course`` (``--class``) and
+``autograd_kata.classroom.gradescope``,
+imported by the handlers.  The GitHub Actions workflow of a student copy runs
 ``python -m autograd_kata.instructor grade --stage N`` (the kata command with the
 instructors' commands, which a student copy's ``kata`` leaves out).
 """
@@ -25,20 +26,32 @@ def release(folder: str, with_diff: bool = False) -> int:
     return write_copy(_root(), folder, with_diff=with_diff)
 
 
-def autograder(zip_path: str) -> int:
+def autograder(zip_path: str, classroom50: bool = False) -> int:
+    from autograd_kata.core.i18n import current_language
+    if classroom50:
+        from autograd_kata.classroom.classroom50 import build_classroom50
+        return build_classroom50(_root(), zip_path, lang=current_language())
     from autograd_kata.classroom.gradescope import build_autograder
-    return build_autograder(_root(), zip_path)
+    return build_autograder(_root(), zip_path, lang=current_language())
 
 
 def grade(submission: str | None = None, fmt: str = "text", out: str | None = None, stages=None,
           stage_timeout: float = 30.0, jobs: int | None = None, class_dir: str | None = None,
-          tests_from: str | None = None, autograder: str | None = None) -> int:
+          tests_from: str | None = None, autograder: str | None = None, seed: int | None = None,
+          workers: int | None = None, force: bool = False, student: str | None = None,
+          shard: str | None = None, merge: bool = False, shards=()) -> int:
     from pathlib import Path
 
+    from autograd_kata.core.i18n import current_language
+
+    lang = current_language()
     if autograder:
         from autograd_kata.classroom.gradescope import build_autograder
-        return build_autograder(_root(), autograder)
-    from . import grade as g
+        return build_autograder(_root(), autograder, lang=lang)
+    if merge:
+        return _merge(list(shards), out, lang, alone=not (submission or class_dir) and fmt == "text")
+    if shards:
+        raise Refusal(f"{shards[0]}: only --merge takes files (the shards' CSVs)", code=2, where="grade")
     from autograd_kata.core.manifest import STAGES, stage
 
     try:
@@ -48,47 +61,84 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     chosen = sorted(set(chosen), key=lambda s: s.number)
     grader_root = Path(tests_from) if tests_from else _root()
     if class_dir:
-        return _grade_class(g, Path(class_dir), grader_root, chosen, out, stage_timeout, jobs,
+        return _grade_class(Path(class_dir), grader_root, chosen, out, stage_timeout, jobs, lang=lang, seed=seed,
+                            workers=workers, force=force, student=student, shard=shard,
                             alone=not submission and fmt == "text")
+    if workers or force or student or shard:
+        raise Refusal("--workers, --force, --student and --shard go with --class DIR", code=2, where="grade")
+    from . import grade as g
     submission = Path(submission) if submission else _root()
     if out and Path(out).is_file():
         Path(out).unlink()  # an old report must not pass for this grading's if this one dies
-    report = g.grade(submission, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs)
-    from autograd_kata.classroom.formats import as_text, write
+    report = g.grade(submission, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs, seed=seed)
+    from autograd_kata.classroom.formats import render, write
+    timed = seed is None  # a reproduced grading is written without its timings: the same bytes every time
     try:
-        write(report, fmt, out)
+        write(report, fmt, out, lang=lang, timed=timed)
     except OSError as error:
-        print(as_text(report), end="")  # the scores are not lost, then the refusal says why
+        print(render(report, "text", lang, timed), end="")  # the scores are not lost, then the refusal says why
         raise Refusal(f"could not write {out}: {error}", code=2, where="grade") from None
     return 0 if report.score == report.max_score else 1
 
 
-def _grade_class(g, class_dir, grader_root, stages, out, stage_timeout, jobs, alone: bool) -> int:
+def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang, seed, workers, force,
+                 student, shard, alone: bool) -> int:
+    import os
     from pathlib import Path
+
+    from autograd_kata.classroom import course
 
     if not class_dir.is_dir():
         raise Refusal(f"{class_dir} is not a folder", code=2, where="grade --class")
     if not alone:
         raise Refusal("writes a CSV and a summary; --submission and --format do not apply",
                       code=2, where="grade --class")
-    out = Path(out or "class-grades.csv")
-    summary_path = out.with_name(out.stem + ".summary.txt")
+    if workers is not None and workers < 1:
+        raise Refusal("--workers must be at least 1", code=2, where="grade --class")
+    where = course.parse_shard(shard, os.environ)
+    default = "class-grades.csv" if where is None else "class-grades.shard{k}of{n}.csv"
+    out = Path((out or default).replace("{k}", str(where[0]) if where else "").replace(
+        "{n}", str(where[1]) if where else ""))
+    if student is not None and not out.is_file():
+        raise Refusal(f"--student regrades one student into an existing CSV; {out} does not exist",
+                      code=2, where="grade --student")
 
-    def progress(name, report):
-        print(f"{name}: {report.score}/{report.max_score}", flush=True)
+    def progress(name, record, kept):
+        note = " (unchanged, kept)" if kept else ""
+        print(f"{name}: {record['score']}/{record['max_score']}{note}", flush=True)
 
-    graded = g.grade_class(class_dir, grader_root, stages, stage_timeout=stage_timeout, jobs=jobs,
-                           progress=progress)
-    summary = g.class_summary(graded, stages)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(g.class_csv(graded, stages), encoding="utf-8")
-        summary_path.write_text(summary, encoding="utf-8")
+        records = course.grade_class(class_dir, grader_root, out, stages, progress=progress,
+                                     stage_timeout=stage_timeout, jobs=jobs, workers=workers, seed=seed,
+                                     force=force, only=student, shard=where, lang=lang)
+    except BrokenPipeError:
+        raise
     except OSError as error:
-        raise Refusal(f"could not write {out}: {error}", code=2, where="grade --class") from None
-    print(summary, end="")
-    print(f"wrote {out} and {summary_path}")
-    return 0 if graded else 1
+        raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
+    print(course.summary_path(out).read_text(encoding="utf-8"), end="")
+    print(f"wrote {out}, {course.summary_path(out)} and {course.reports_dir(out)}/")
+    return 0 if records else 1
+
+
+def _merge(shards, out, lang, alone: bool) -> int:
+    from pathlib import Path
+
+    from autograd_kata.classroom import course
+
+    if not alone:
+        raise Refusal("--merge joins shards' CSVs; --submission, --class and --format do not apply",
+                      code=2, where="grade --merge")
+    if not out:
+        raise Refusal("--merge needs --out FILE.csv", code=2, where="grade --merge")
+    out = Path(out)
+    try:
+        records = course.merge([Path(p) for p in shards], out, lang)
+    except OSError as error:
+        raise Refusal(f"could not merge into {out}: {error}", code=2, where="grade --merge") from None
+    print(course.summary_path(out).read_text(encoding="utf-8"), end="")
+    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {course.summary_path(out)} "
+          f"and {course.reports_dir(out)}/")
+    return 0 if records else 1
 
 
 def help_fields() -> dict[str, str]:

@@ -1,46 +1,71 @@
 """The last step of grading, submission -> sandbox -> judge -> **formats**: one
-``grade.Report`` written as a text table, JSON, Gradescope's results.json or JUnit XML."""
+``grade.Report`` written as a text table, JSON, Gradescope's results.json or JUnit XML.
+
+The words around the results come from the catalogue in ``lang`` (``kata grade
+--lang``; default English); the reasons and test messages are the judge's, in
+English (``grade._env``).  JSON is data: its keys and the policy stay English.
+``timed=False`` (``--seed``) leaves out the time a grading took."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from autograd_kata.classroom.grade import POLICY, Report, TestResult
+from autograd_kata.core.i18n import t_in
 
 FORMATS = ("text", "json", "gradescope", "junit")
 
 
-def as_text(report: Report) -> str:
-    second = report.isolation if report.isolated else f"kata grade: {report.submission}"
-    lines = [report.first_line, second, f"policy: {POLICY}"]
-    lines += [f"note: {w}" for w in report.warnings] + [""]
-    lines.append(f"{'stage':<6}{'title':<30}{'tests':>9}{'score':>9}")
+def title(stage, lang: str = "en") -> str:
+    return t_in(lang, f"title.stage{stage.number}")
+
+
+def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
+    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
+    graded = say("report.graded", submission=report.submission)
+    first = graded if report.isolated else report.first_line
+    second = report.isolation if report.isolated else graded
+    lines = [first, second, say("report.policy", policy=say("report.policy_text"))]
+    lines += [say("report.note", note=w) for w in report.warnings] + [""]
+    lines.append(f"{say('report.col.stage'):<6}{say('report.col.title'):<30}{say('report.col.tests'):>9}"
+                 f"{say('report.col.score'):>9}")
     for g in report.stages:
-        lines.append(f"{g.stage.number:<6}{g.stage.title[:29]:<30}{f'{g.passed}/{g.total}':>9}"
+        lines.append(f"{g.stage.number:<6}{title(g.stage, lang)[:29]:<30}{f'{g.passed}/{g.total}':>9}"
                      f"{f'{g.score}/{g.max_score}':>9}")
         if g.file_note:
             lines.append(f"{'':6}   {g.file_note}")
         if g.reason:
             for i, line in enumerate(g.reason.splitlines()[:6]):
                 lines.append(f"{'':6}{'-> ' if i == 0 else '   '}{line}")
-    lines.append(f"{'total':<45}{f'{report.score}/{report.max_score}':>9}")
+    lines.append(f"{say('report.total'):<45}{f'{report.score}/{report.max_score}':>9}")
     if report.message:
         lines += ["", report.message]
-    lines.append(f"graded in {report.seconds:.1f} s")
+    if timed:
+        lines.append(say("report.seconds", seconds=f"{report.seconds:.1f}"))
     return "\n".join(lines) + "\n"
 
 
-def as_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+def as_json(report: Report, lang: str = "en", timed: bool = True) -> str:
+    data = report.to_dict()
+    if not timed:
+        data["seconds"] = None
+        for g in data["stages"]:
+            g["seconds"] = None
+            for t in g["tests"]:
+                t["seconds"] = None
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def as_gradescope(report: Report) -> str:
-    """Gradescope's results.json: one test entry per stage, worth its points."""
+def as_gradescope(report: Report, lang: str = "en", timed: bool = True) -> str:
+    """Gradescope's results.json: one test entry per stage, worth its points (never the hidden seed)."""
+    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
+    policy = say("report.policy_text")
     tests = []
     for g in report.stages:
-        out = [f"{g.passed}/{g.total} tests passed. {POLICY}."]
+        out = [say("report.tests_passed", passed=g.passed, total=g.total, policy=policy)]
         if g.file_note:
             out.append(g.file_note[0].upper() + g.file_note[1:] + ".")
         if g.reason:
@@ -50,16 +75,20 @@ def as_gradescope(report: Report) -> str:
             if t.status != "passed" and t.message:
                 line += f"\n      {t.headline}"
             out.append(line)
-        tests.append({"name": f"Stage {g.stage.number}: {g.stage.title}", "number": str(g.stage.number),
+        tests.append({"name": say("report.stage_name", n=g.stage.number, title=title(g.stage, lang)),
+                      "number": str(g.stage.number),
                       "score": float(g.score), "max_score": float(g.max_score),
                       "status": "passed" if g.ok else "failed", "output": "\n".join(out),
                       "visibility": "visible"})
-    summary = f"{report.first_line}\n{report.score}/{report.max_score} points. {POLICY}."
+    first = report.first_line if not report.isolated else say("report.graded", submission=report.submission)
+    summary = f"{first}\n" + say("report.points", score=report.score, max=report.max_score, policy=policy)
     if report.message:
         summary += "\n" + report.message
-    return json.dumps({"score": float(report.score), "execution_time": round(report.seconds),
-                       "output": summary, "visibility": "visible", "stdout_visibility": "hidden",
-                       "tests": tests}, indent=2, ensure_ascii=False) + "\n"
+    data = {"score": float(report.score), "execution_time": round(report.seconds),
+            "output": summary, "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+    if not timed:
+        del data["execution_time"]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def junit_key(nodeid: str) -> tuple[str, str]:
@@ -71,7 +100,7 @@ def junit_key(nodeid: str) -> tuple[str, str]:
     return ".".join(names[:-1]), names[-1]
 
 
-def as_junit(report: Report) -> str:
+def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
     """JUnit XML: one testsuite per stage, one testcase per test; anything not
     reported passed is a failure."""
     failures = sum(g.total - g.passed + (1 if g.reason and not g.tests else 0) for g in report.stages)
@@ -84,7 +113,7 @@ def as_junit(report: Report) -> str:
                               tests=str(len(cases)), failures=str(sum(c.status != "passed" for c in cases)),
                               errors="0", skipped="0", time=f"{g.seconds:.3f}")
         props = ET.SubElement(suite, "properties")
-        for key, value in (("title", g.stage.title), ("points", g.max_score), ("score", g.score),
+        for key, value in (("title", title(g.stage, lang)), ("points", g.max_score), ("score", g.score),
                            ("policy", POLICY), ("reason", g.reason), ("source", g.source),
                            ("found", ", ".join(g.found)), ("isolation", report.isolation)):
             ET.SubElement(props, "property", name=key, value=str(value))
@@ -99,16 +128,25 @@ def as_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def untimed(report: Report) -> Report:
+    """A copy of ``report`` with every time set to 0: what ``--seed`` writes, the same on every run."""
+    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests])
+              for g in report.stages]
+    return dataclasses.replace(report, stages=stages, seconds=0.0)
+
+
 WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit": as_junit}
 
 
-def render(report: Report, fmt: str) -> str:
-    return WRITERS[fmt](report)
+def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> str:
+    if not timed:
+        report = untimed(report)
+    return WRITERS[fmt](report, lang=lang, timed=timed)
 
 
-def write(report: Report, fmt: str, out: str | None, echo=print) -> None:
+def write(report: Report, fmt: str, out: str | None, echo=print, lang: str = "en", timed: bool = True) -> None:
     """Write the report; to ``out`` if given (also echoing the text table), else to stdout."""
-    text = render(report, fmt)
+    text = render(report, fmt, lang, timed)
     if out:
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +154,7 @@ def write(report: Report, fmt: str, out: str | None, echo=print) -> None:
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)  # whole or not at all
         if fmt != "text":
-            echo(as_text(report), end="")
+            echo(render(report, "text", lang, timed), end="")
         echo(f"wrote {fmt} report to {path}")
     else:
         echo(text, end="")

@@ -17,7 +17,8 @@ Two processes per stage, one direction of trust (see README, "For instructors"):
 * the **sandbox**: started by the judge through ``jail.launcher``; it imports
   only the submitted ``exercises/stageNN_*.py`` of that stage, from a stage
   folder that holds nothing else, and answers the judge's questions with data.
-  As root it runs as ``kata-sandbox`` in a jail that shows it only that folder
+  It runs in the strongest jail the machine allows (``jail.py``: as root, a user of
+  the sandbox pool, in namespaces or a chroot), which shows it only that folder
   and the standard library (``jail.py``).
 
 A stage counts only what its judge reports: every test the judge collected
@@ -30,9 +31,6 @@ and only the grader writes it, in one of ``formats.FORMATS`` (``formats.py``).
 """
 from __future__ import annotations
 
-import contextlib
-import csv
-import io
 import json
 import os
 import secrets
@@ -47,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom import jail
+from autograd_kata.classroom import jail, jailroot, pool
+from autograd_kata.core.kinds import KINDS
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.runner import Tally, plugin_args
 
@@ -56,6 +55,10 @@ POLICY = "all or nothing per stage: a stage earns its points only when every one
 # Hypothesis without its pytest plugin, which that list blocks in every run alike
 JUDGE_PLUGINS = dict(modules=("autograd_kata.classroom.judge",))
 MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
+# what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
+# a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
+# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
 SKIP_DIRS = ("solutions", "__pycache__", "node_modules", "venv")
 
 
@@ -65,6 +68,7 @@ class TestResult:
     status: str        # passed, failed, error, skipped, missing (not reported)
     message: str = ""
     seconds: float = 0.0
+    kind: str | None = None  # what sort of failure (core/kinds.py), as the judge named it
 
     @property
     def short(self) -> str:
@@ -84,6 +88,7 @@ class StageGrade(Tally):
     stage: Stage
     tests: list[TestResult] = field(default_factory=list)
     reason: str = ""       # why the stage scored 0 (empty when it scored its points)
+    reason_kind: str = ""  # "hang" (stopped), "crash" (the judge or its results failed) or ""
     seconds: float = 0.0
     source: str = ""       # the submitted file graded, relative to the submission
     found: list[str] = field(default_factory=list)  # every candidate file for this stage
@@ -114,9 +119,9 @@ class StageGrade(Tally):
         s = self.stage
         return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
                 "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
-                "passed": self.passed, "total": self.total, "reason": self.reason,
+                "passed": self.passed, "total": self.total, "reason": self.reason, "reason_kind": self.reason_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
-                "tests": [{"name": t.name, "status": t.status, "message": t.message,
+                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "message": t.message,
                            "seconds": round(t.seconds, 3)} for t in self.tests]}
 
 
@@ -129,6 +134,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)  # for the instructor, not the student
     isolated: bool = False
     isolation: str = ""  # one line: how the submitted code was kept apart
+    hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
 
     @property
     def score(self) -> int:
@@ -147,7 +153,7 @@ class Report:
         return {"isolation": self.isolation, "isolated": self.isolated,
                 "kata_version": __version__, "policy": POLICY, "submission": self.submission,
                 "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
-                "message": self.message, "warnings": list(self.warnings),
+                "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
                 "stages": [g.to_dict() for g in self.stages]}
 
 
@@ -202,7 +208,7 @@ def judge_folder(grader_root: Path, dest: Path) -> None:
 def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
     """What the sandbox sees: ``exercises/__init__.py`` (empty) and the one
     submitted file, readable by all, writable by none but the grader."""
-    (dest / "exercises").mkdir(parents=True)
+    (dest / "exercises").mkdir(parents=True)  # dest may exist (a chroot's stage folder)
     (dest / "exercises" / "__init__.py").write_bytes(b"")
     shutil.copyfile(source, dest / stage.source("exercises"))
     for path in (dest, dest / "exercises"):
@@ -234,13 +240,17 @@ def _env(scratch: Path, extra: dict) -> dict:
     return env
 
 
-def judge_args(judge: Path, stage: Stage, folder: Path) -> list[str]:
+def judge_args(judge: Path, stages: list[Stage], folders: dict[int, Path], stage_timeout: float) -> list[str]:
+    """One judge for ``stages``: their test files, each stage's module from its own folder (its
+    own sandbox process and uid), each test file stopped once it has taken ``stage_timeout``."""
     # --tb=native: the teaching messages are the same (the conftest makes them), but a stage whose
     # sandbox hung fails every later test at once, and pytest's own traceback style parses the
     # source of every frame of every one of them (seconds per stage)
-    args = [sys.executable, "-m", "pytest", stage.test_file, "--impl=exercises", f"--sandbox={folder}",
+    args = [sys.executable, "-m", "pytest", *(s.test_file for s in stages), "--impl=exercises",
+            *(f"--sandbox={s.module}={folders[s.number]}" for s in stages),
             "-q", "--no-header", "--tb=native", "--rootdir", str(judge), *plugin_args(**JUDGE_PLUGINS),
-            f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}"]
+            f"--kata-results={judge / 'results.json'}", f"--kata-collected={judge / 'collected.json'}",
+            f"--kata-stage-budget={stage_timeout:g}"]
     if (judge / "pyproject.toml").is_file():
         args += ["-c", str(judge / "pyproject.toml")]
     return args
@@ -265,7 +275,7 @@ def _run(args, cwd: Path, env: dict, timeout: float, log: Path) -> _Run:
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            jail.kill_tree(proc.pid)  # the judge's sandbox goes with it, now, not at the end
+            jail.kill_tree(proc.pid)  # the judge's sandboxes go with it, now, not at the end
             proc.wait()
     with open(log, "rb") as f:
         f.seek(max(0, log.stat().st_size - 4000))
@@ -292,8 +302,9 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path, stage_timeout: float,
-                env: dict) -> StageGrade:
+def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
+    """The stage's grade so far: which file it grades, or why it cannot be graded (then
+    ``reason`` is set); when it can, its folder for the sandbox is written."""
     grade = StageGrade(stage)
     found = find_stage_files(submission, stage)
     grade.found = [str(p.relative_to(submission)) for p in found]
@@ -304,51 +315,92 @@ def grade_stage(stage: Stage, submission: Path, grader_root: Path, scratch: Path
     grade.source = grade.found[0]
     if source.is_symlink():
         grade.reason = f"{grade.source} is a symbolic link; submit the file itself"
-        return grade
-    if not source.is_file() or source.stat().st_size > MAX_FILE:
+    elif not source.is_file() or source.stat().st_size > MAX_FILE:
         grade.reason = f"{grade.source} is not a regular file under {MAX_FILE} bytes"
-        return grade
-    judge = scratch / f"judge{stage.number:02d}"
-    folder = scratch / f"stage{stage.number:02d}"
+    else:
+        stage_folder(source, stage, folder)
+    return grade
+
+
+def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root: Path, judge: Path,
+                 stage_timeout: float, env: dict) -> None:
+    """Run one judge for these stages and fill in each stage's grade from what it reported."""
     judge_folder(grader_root, judge)
-    stage_folder(source, stage, folder)
-    run = _run(judge_args(judge, stage, folder), judge, env, stage_timeout, judge / "judge.log")
-    grade.seconds = run.seconds
+    stages = [g.stage for g in grades]
+    # every stage stops itself after stage_timeout; the judge as a whole gets that per stage, and
+    # its own start (a loaded machine: seconds), before it is killed
+    run = _run(judge_args(judge, stages, folders, stage_timeout), judge, env,
+               stage_timeout * len(stages) + 30, judge / "judge.log")
     collected = _read_json(judge / "collected.json")
     results = _read_json(judge / "results.json")
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-        grade.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
+        for g in grades:
+            g.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
                         f"{run.output.strip()[-1500:]}")
-        return grade
+            g.reason_kind = "crash"
+        return
+    stopped = collected.get("stopped") if isinstance(collected.get("stopped"), list) else []
     reported = {}
     if results and isinstance(results.get("tests"), list):
         for entry in results["tests"]:
             if isinstance(entry, dict) and isinstance(entry.get("nodeid"), str):
                 reported[entry["nodeid"]] = entry
+    for g in grades:
+        mine = [i for i in ids if i.split("::", 1)[0] == g.stage.test_file]
+        _fill(g, mine, reported)
+        g.reason_kind = "crash"
+        if not mine:
+            g.reason = f"the grader collected no test of this stage ({g.stage.test_file})"
+        elif run.timed_out:
+            g.reason, g.reason_kind = (f"the judge did not finish within {stage_timeout * len(stages) + 30:g} s "
+                                       f"(stopped)"), "hang"
+        elif g.stage.test_file in stopped:
+            g.reason, g.reason_kind = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?", "hang"
+        elif results is None:
+            g.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
+        elif results.get("collected") != len(ids):
+            g.reason = f"the judge collected {results.get('collected')} tests, expected {len(ids)}"
+        elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
+            g.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
+        elif g.passed < g.total:
+            bad = [t for t in g.tests if t.status != "passed"]
+            g.reason, g.reason_kind = (f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: "
+                                       f"{bad[0].headline}"), ""
+        elif run.returncode == 0 and results.get("exitstatus") != 0:
+            g.reason = "the judge's exit status and its results disagree"
+        else:
+            g.reason_kind = ""
+    if run.returncode and all(not g.reason and g.passed == g.total for g in grades):
+        for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
+            g.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
+
+
+def _fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
+    budget = MAX_STAGE_MESSAGES
     for nodeid in ids:
         entry = reported.get(nodeid)
         if entry is None:
             grade.tests.append(TestResult(nodeid, "missing", "not run"))
-        else:
-            status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
-                else "missing"
-            grade.tests.append(TestResult(nodeid, status, str(entry.get("message") or ""),
-                                          float(entry.get("duration") or 0.0)))
-    if run.timed_out:
-        grade.reason = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?"
-    elif results is None:
-        grade.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
-    elif results.get("collected") != len(ids):
-        grade.reason = f"the judge collected {results.get('collected')} tests, expected {len(ids)}"
-    elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
-        grade.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
-    elif grade.passed < grade.total:
-        bad = [t for t in grade.tests if t.status != "passed"]
-        grade.reason = f"{len(bad)} of {grade.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
-    elif run.returncode != 0:
-        grade.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
-    return grade
+            continue
+        status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
+            else "missing"
+        message = _bounded(str(entry.get("message") or ""), budget)
+        budget -= len(message)
+        seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
+        kind = entry.get("kind") if entry.get("kind") in KINDS else None
+        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind))
+        grade.seconds += float(seconds)
+
+
+def _bounded(message: str, budget: int) -> str:
+    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is spent."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}\n... [{len(message) - MAX_MESSAGE} more characters cut]"
+    if len(message) > budget:
+        first = TestResult("", "failed", message).headline[:MAX_HEADLINE]
+        message = f"{first}\n... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} characters]"
+    return message
 
 
 def reference_warnings(grader_root: Path, isolated: bool) -> list[str]:
@@ -372,25 +424,34 @@ def jobs_default() -> int:
 
 
 def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-          jobs: int | None = None) -> Report:
+          jobs: int | None = None, seed: int | None = None) -> Report:
     """Grade ``submission`` with the tests of ``grader_root``. Never raises:
-    a failure of the grader itself gives every stage 0 with the reason."""
+    a failure of the grader itself gives every stage 0 with the reason.
+    ``jobs`` judges share the stages (default: the CPUs; a class grades one student per CPU
+    with ``jobs=1``).  ``seed`` (default: fresh, secret) seeds the hidden checks: the same
+    seed grades alike."""
     start = time.monotonic()
     submission = Path(submission).resolve()
     stages = list(stages)
-    isolated, line = jail.isolation()
-    report = Report(str(submission), [], isolated=isolated, isolation=line,
-                    warnings=reference_warnings(Path(grader_root), isolated))
+    found = jail.detect()
+    report = Report(str(submission), [], isolated=found.isolated, isolation=found.line,
+                    warnings=reference_warnings(Path(grader_root), found.isolated))
+    report.hidden_seed = secrets.randbits(64) if seed is None else seed
     jail.become_subreaper()
-    user = jail.ensure_user() if isolated else None
-    lock = jail.UserLock() if user is not None else contextlib.nullcontext()
-    with lock:
-        _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, user)
+    if found.mode == "chroot":
+        try:
+            jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
+        except (OSError, jailroot.JailBroken) as error:
+            report.message = f"the grader failed: the jail's root is not sound ({error})"
+            report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
+            return report
+    _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
     report.seconds = time.monotonic() - start
     return report
 
 
-def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, user) -> None:
+def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, found) -> None:
+    made = []  # the chroot mode's stage folders, inside the jail's root: removed at the end
     try:
         if not submission.is_dir():
             raise FileNotFoundError(f"the submission {submission} is not a folder")
@@ -399,80 +460,35 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
         with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
             scratch = Path(tmp)
             os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
-            env = _env(scratch, {"KATA_HIDDEN_SEED": str(secrets.randbits(64)),
-                                 jail.ENV_CPU: str(int(stage_timeout) + 5)})
-            if user is not None:
-                env[jail.ENV_USER] = jail.SANDBOX_USER
-            with ThreadPoolExecutor(max_workers=max(1, jobs or jobs_default())) as pool:
-                futures = [pool.submit(grade_stage, s, submission, grader_root, scratch, stage_timeout, env)
-                           for s in stages]
-                report.stages = [f.result() for f in futures]
-            _end_every_sandbox(user)
+            env = _env(scratch, {"KATA_HIDDEN_SEED": str(report.hidden_seed),
+                                 jail.ENV_CPU: str(int(stage_timeout) + 5), **found.env()})
+            folders = {}
+            for s in stages:
+                folders[s.number] = jailroot.stage_folder(Path(found.root)) if found.mode == "chroot" \
+                    else scratch / f"stage{s.number:02d}"
+                made += [folders[s.number]] if found.mode == "chroot" else []
+            report.stages = [prepare_stage(s, submission, folders[s.number]) for s in stages]
+            todo = [g for g in report.stages if not g.reason]
+            groups = [todo[i::max(1, jobs or jobs_default())] for i in range(max(1, jobs or jobs_default()))]
+            groups = [g for g in groups if g]
+            with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool_:
+                for future in [pool_.submit(judge_stages, group, folders, grader_root, scratch / f"judge{i}",
+                                            stage_timeout, env) for i, group in enumerate(groups)]:
+                    future.result()
+            _end_every_sandbox()
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
-        _end_every_sandbox(user)
+        _end_every_sandbox()
         report.message = f"the grader failed: {type(error).__name__}: {error}"
-        report.stages = [StageGrade(s, reason=report.message) for s in stages]
+        report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
+    finally:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def _end_every_sandbox(user) -> None:
-    """Nothing the submission started outlives the grading: every process of
-    the sandbox user, and every descendant of the grader."""
-    jail.kill_user(user[0] if user else None)
+def _end_every_sandbox() -> None:
+    """Nothing the submission started outlives the grading: every descendant of the grader,
+    then every sandbox user no running sandbox holds (a judge killed midway did not clean its own)."""
     jail.kill_descendants()
+    if jail.is_root():
+        pool.sweep()
 
-
-# --- a class of submissions ------------------------------------------------------------
-
-def students(class_dir: Path) -> list[Path]:
-    """One folder per student (hidden folders skipped), alphabetical."""
-    return sorted(p for p in Path(class_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-def grade_class(class_dir: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
-                jobs: int | None = None, progress=None) -> list[tuple[str, Report]]:
-    graded = []
-    for folder in students(class_dir):
-        report = grade(folder, grader_root, stages, stage_timeout, jobs)
-        graded.append((folder.name, report))
-        if progress:
-            progress(folder.name, report)
-    return graded
-
-
-def class_csv(graded, stages=STAGES) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
-    for name, report in graded:
-        by = {g.stage.number: g.score for g in report.stages}
-        cell = "'" + name if name[:1] in ("=", "+", "-", "@") else name  # never a formula in a spreadsheet
-        writer.writerow([cell] + [by.get(s.number, 0) for s in stages] + [report.score, report.max_score])
-    return out.getvalue()
-
-
-def class_summary(graded, stages=STAGES, top: int = 10) -> str:
-    """Per-stage pass rate and the classic mistakes most often named in failures."""
-    from autograd_kata.classroom.mistakes import named_in
-
-    n = len(graded)
-    lines = [f"kata grade --class: {n} submissions", ""]
-    if graded and not graded[0][1].isolated:
-        lines.insert(0, graded[0][1].isolation)
-    lines.append(f"{'stage':<6}{'title':<30}{'passed':>10}{'rate':>7}")
-    counts: dict = {}
-    for s in stages:
-        passed = sum(1 for _, r in graded for g in r.stages if g.stage.number == s.number and g.ok)
-        rate = f"{100 * passed / n:.0f}%" if n else "-"
-        lines.append(f"{s.number:<6}{s.title[:29]:<30}{f'{passed}/{n}':>10}{rate:>7}")
-    for name, report in graded:
-        for g in report.stages:
-            text = "\n".join([g.reason] + [t.message for t in g.tests if t.status != "passed"])
-            for mistake in named_in(text, g.stage.number):
-                counts.setdefault(mistake, set()).add(name)
-    lines += ["", "classic mistakes most often named in the failures (students):"]
-    ranked = sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]
-    if not ranked:
-        lines.append("  (none named)")
-    for (stage_number, says), who in ranked:
-        lines.append(f"  {len(who):>3}  stage {stage_number}: {says}")
-    return "\n".join(lines) + "\n"

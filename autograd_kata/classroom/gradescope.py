@@ -30,8 +30,8 @@ SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image:
 # one virtual environment with the kata and its test dependencies (installed
-# once, for every stage and every submission), and the unprivileged user the
-# submitted code runs as.
+# once, for every stage and every submission), and the jail the submitted code
+# runs in.
 # The kata needs Python 3.10 or newer with pytest, pytest-check and pytest-timeout.
 set -euxo pipefail
 apt-get update
@@ -39,7 +39,9 @@ apt-get install -y python3 python3-pip python3-venv
 python3 -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install --upgrade pip
 /autograder/venv/bin/python -m pip install /autograder/source
-id -u kata-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin --user-group kata-sandbox
+# the jail, made once for every submission: the sandbox users and, in a container without
+# namespaces, the read-only copy of Python it chroots into; prints which isolation grading will use
+/autograder/venv/bin/python -m autograd_kata.classroom.jail
 """
 
 RUN_AUTOGRADER = """\
@@ -68,7 +70,7 @@ cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
 "$PYTHON" -m autograd_kata grade \\
     --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
     --stage-timeout "${{KATA_STAGE_TIMEOUT:-30}}" \\
-    --format gradescope --out "$PRIVATE/results.json"
+    --format gradescope --lang {lang} --out "$PRIVATE/results.json"
 status=$?
 if [ "$status" -le 1 ] && [ -s "$PRIVATE/results.json" ]; then
   mv -f "$PRIVATE/results.json" "$RESULTS"
@@ -80,8 +82,8 @@ exit 0
 """
 
 
-def build_autograder(root: Path, zip_path: Path, out=print) -> int:
-    """Write the Gradescope autograder zip for the kata at ``root``. Exit code."""
+def build_autograder(root: Path, zip_path: Path, out=print, lang: str = "en") -> int:
+    """Write the Gradescope autograder zip for the kata at ``root``; its feedback is in ``lang``. Exit code."""
     from autograd_kata.classroom.grade import POLICY
     from autograd_kata.classroom.release import refuse_leaks, source_files, write_student_tree
 
@@ -96,7 +98,7 @@ def build_autograder(root: Path, zip_path: Path, out=print) -> int:
         files = [f for f in source_files(root) if f.startswith(NEEDED)]
         write_student_tree(root, staging, files, pristine=False)
         (staging / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
-        (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY), encoding="utf-8")
+        (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY, lang=lang), encoding="utf-8")
         if refuse_leaks(staging, root, "the autograder", out):
             return 1
         zip_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,125 +1,87 @@
 """The classic mistakes a class summary can name, by the phrase a failure says.
 
-``kata grade --class`` counts, per stage, the students whose failures contain
-each phrase.  The phrases are the test messages' own words for a classic
-mistake (the maintainers' catalogue, ``maintainer/mistakes.py``, holds the
-same phrases with the code that makes each mistake; classroom may not import
-maintainer, so the phrases live here too, and ``tooltests/test_classroom.py``
+``kata grade --class`` (``course.py``) names, per stage, the students whose
+failures contain each phrase.  The phrases are the test messages' own words for
+a classic mistake (the maintainers' catalogue, ``maintainer/mistakes.py``,
+holds the same phrases with the code that makes each mistake; classroom may not
+import maintainer, so the phrases live here too, and ``tooltests/test_classroom.py``
 fails when the two lists drift apart).
+
+Each phrase has a label, ``mistake.<id>`` in ``locales/*.po``: what a student
+whose failure says that phrase has done, true of **every** way to get that
+phrase (two catalogue mistakes with one phrase share one label, which says
+what both did; ``tooltests/test_course.py`` checks it).
 """
 from __future__ import annotations
 
-# (stage, phrase in the failure message, the mistake in a learner's words)
+from autograd_kata.core.i18n import t_in
+
+# (stage, phrase in the failure message, the label's id: mistake.<id> in locales/*.po)
 PHRASES: tuple[tuple[int, str, str], ...] = (
-    (1, 'expected the float 0.0',
-     'starts grad at the int 0 instead of the float 0.0'),
-    (1, 'store float(data)',
-     'keeps data as given (an int stays an int) instead of float(data)'),
-    (1, 'expected set()',
-     'keeps the children as the tuple they came in, not a set'),
-    (1, 'must be refused, not stored',
-     "accepts anything float() accepts, so Value('3') is stored"),
-    (2, 'forgot `* out.grad`',
-     'adds 1 to each parent instead of 1 * out.grad'),
-    (2, 'swapped the partials',
-     "gives each factor its own value instead of the other one's"),
-    (2, 'hands on out.data, not out.grad',
-     'hands each parent out.data instead of out.grad'),
-    (3, 'detached from the graph',
-     'makes -v a fresh Value(-v.data), cut off from v'),
-    (3, 'operands swapped: 1 - v is not v - 1',
-     'computes self - other in __rsub__, so 1 - v gives v - 1'),
-    (3, 'forgot to negate',
-     'adds other in __sub__ instead of its negation'),
-    (3, 'return NotImplemented for unsupported operands',
-     'raises its own TypeError for a string instead of returning NotImplemented'),
-    (4, "tanh's slope comes from its output t: 1 - t*t, not from the input x",
-     "computes tanh's slope from the input, 1 - x*x"),
-    (4, '1 - t*t, not 1 - t',
-     "writes tanh's slope as 1 - t instead of 1 - t*t"),
-    (4, 'forgot `* out.grad`',
-     "passes tanh's slope on without multiplying by out.grad"),
-    (4, "exp's slope is its own output e^x, not x",
-     "uses the input x as exp's slope instead of its output e^x"),
-    (4, "ReLU's slope is 0 at and below 0",
-     'lets the gradient through at exactly 0 (>= 0 instead of > 0)'),
-    (4, 'exponent off by one?',
-     'writes the power rule as n * x**n instead of n * x**(n-1)'),
-    (4, 'a formula through exp or cosh overflows far from 0',
-     "writes tanh's slope as 1/cosh(x)**2, which overflows far from 0"),
-    (4, 'not n * out.data / x, which divides by zero',
-     'computes the power slope as n * out.data / x, dividing by zero at 0'),
-    (4, 'never a silent inf',
-     'turns an overflowing e^x into inf instead of letting OverflowError through'),
-    (4, 'operands swapped: 2 / v is not v / 2',
-     'computes self / other in __rtruediv__, so 2 / v gives v / 2'),
-    (4, 'detached from the graph',
-     'computes a / b as a fresh Value of the quotient, outside the graph'),
-    (5, 'reverse the topological order',
-     'runs the rules in topological order, inputs first, instead of reversed'),
-    (5, 'each node once',
-     'keeps no visited set, so a node reached twice is listed twice'),
-    (5, 'seed the root',
-     "forgets to set the root's grad to 1.0 before running the rules"),
-    (5, 'a node appended when first reached comes before its inputs',
-     'appends a node to the order when first reached, before its inputs'),
-    (5, 'your list is exactly outputs-first',
-     'returns the order outputs-first and walks it forwards in backward()'),
-    (5, 'do not raise it',
-     "keeps micrograd's recursive sort and raises the recursion limit"),
-    (5, 'RecursionError',
-     'builds the order recursively, like micrograd'),
-    (6, 'the add rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the add rule, so a + a gets one share'),
-    (6, 'the mul rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the mul rule, so a * a gets one share'),
-    (6, 'the tanh rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the tanh rule'),
-    (6, 'the exp rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the exp rule'),
-    (6, 'the relu rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the relu rule, wiping what other paths left'),
-    (6, 'the pow rule assigns (=) instead of adding (+=)',
-     'assigns (=) in the pow rule'),
-    (6, 'the mul rule adds, yet the first share is gone',
-     'zeroes every grad, leaves too, at the start of backward()'),
-    (7, 'zero_grad() must reset every parameter',
-     'zero_grad() resets every parameter but the last'),
-    (7, 'but nothing was raised: the first backward() released the graph',
-     'never releases the graph, so a second backward() silently adds up'),
-    (7, 'refuse before any grad changes',
-     'lets the spent rule raise mid-pass, after the root was already seeded'),
-    (7, '1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd',
-     'keeps interior grads from the last pass, so retain_graph gives 1 -> 3'),
-    (7, 'not the int 0',
-     'zero_grad() sets each grad to the int 0'),
-    (7, 'backward() releases the whole graph, every interior node, not only its root',
-     'refuses only when the root itself was released'),
-    (7, 'seeding with = 1.0 throws the old gradient away',
-     'seeds the root with = 1.0, so a leaf root forgets what it held'),
-    (8, 'the last layer must be linear',
-     'puts a ReLU on the last layer too'),
-    (8, 'hidden layers apply ReLU',
-     'forgets the ReLU: every neuron is linear'),
-    (8, 'zip(..., strict=True)',
-     'zips weights and inputs without strict=True, so a short input is cut silently'),
-    (8, 'a 1-wide hidden layer must hand the next layer a list of one Value',
-     "unwraps a one-neuron layer's output, as micrograd does"),
-    (8, 'the same seed gives the same numbers',
-     'draws weights from the global random module, ignoring the seed'),
-    (8, 'old gradients leak into later steps',
-     'never zeroes the gradients in train(), so old steps leak into new ones'),
-    (8, 'leave the global random state alone',
-     'calls random.seed(seed) and draws from the global random module'),
-    (8, 'divide the sum by len(xs)',
-     'trains on the summed squared error instead of its mean'),
-    (8, 'uphill',
-     'adds lr * grad to each parameter instead of subtracting it'),
-    (8, 'store loss.data (a float)',
-     'stores the loss Value instead of loss.data'),
+    (1, 'expected the float 0.0', 'grad-int'),
+    (1, 'store float(data)', 'data-not-float'),
+    (1, 'expected set()', 'prev-not-set'),
+    (1, 'must be refused, not stored', 'no-type-check'),
+    (2, 'forgot `* out.grad`', 'add-mul-upstream'),
+    (2, 'swapped the partials', 'mul-swapped'),
+    (2, 'hands on out.data, not out.grad', 'add-data'),
+    (3, 'detached from the graph', 'detached-3'),
+    (3, 'operands swapped: 1 - v is not v - 1', 'rsub-swapped'),
+    (3, 'forgot to negate', 'sub-no-negate'),
+    (3, 'return NotImplemented for unsupported operands', 'lift-raises'),
+    (4, "tanh's slope comes from its output t: 1 - t*t, not from the input x", 'tanh-input'),
+    (4, '1 - t*t, not 1 - t', 'tanh-one-minus-t'),
+    (4, 'forgot `* out.grad`', 'upstream-4'),
+    (4, "exp's slope is its own output e^x, not x", 'exp-input'),
+    (4, "ReLU's slope is 0 at and below 0", 'relu-slope'),
+    (4, 'exponent off by one?', 'pow-off-by-one'),
+    (4, 'a formula through exp or cosh overflows far from 0', 'tanh-overflow'),
+    (4, 'not n * out.data / x, which divides by zero', 'pow-divides'),
+    (4, 'never a silent inf', 'exp-inf'),
+    (4, 'operands swapped: 2 / v is not v / 2', 'rtruediv-swapped'),
+    (4, 'detached from the graph', 'detached-4'),
+    (5, 'reverse the topological order', 'no-reverse'),
+    (5, 'each node once', 'no-visited'),
+    (5, 'seed the root', 'no-seed'),
+    (5, 'a node appended when first reached comes before its inputs', 'append-early'),
+    (5, 'your list is exactly outputs-first', 'outputs-first'),
+    (5, 'do not raise it', 'recursion-limit'),
+    (5, 'RecursionError', 'recursive-sort'),
+    (6, 'the add rule assigns (=) instead of adding (+=)', 'add-assigns'),
+    (6, 'the mul rule assigns (=) instead of adding (+=)', 'mul-assigns'),
+    (6, 'the tanh rule assigns (=) instead of adding (+=)', 'tanh-assigns'),
+    (6, 'the exp rule assigns (=) instead of adding (+=)', 'exp-assigns'),
+    (6, 'the relu rule assigns (=) instead of adding (+=)', 'relu-assigns'),
+    (6, 'the pow rule assigns (=) instead of adding (+=)', 'pow-assigns'),
+    (6, 'the mul rule adds, yet the first share is gone', 'zeroes-every-grad'),
+    (7, 'zero_grad() must reset every parameter', 'zero-grad-some'),
+    (7, 'but nothing was raised: the first backward() released the graph', 'no-release'),
+    (7, 'refuse before any grad changes', 'refuses-late'),
+    (7, '1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd', 'one-to-three'),
+    (7, 'not the int 0', 'zero-grad-int'),
+    (7, 'backward() releases the whole graph, every interior node, not only its root', 'release-root-only'),
+    (7, 'seeding with = 1.0 throws the old gradient away', 'seed-equals'),
+    (8, 'the last layer must be linear', 'last-relu'),
+    (8, 'hidden layers apply ReLU', 'no-hidden-relu'),
+    (8, 'zip(..., strict=True)', 'zip-truncates'),
+    (8, 'a 1-wide hidden layer must hand the next layer a list of one Value', 'unwraps-one'),
+    (8, 'the same seed gives the same numbers', 'seed-ignored'),
+    (8, 'old gradients leak into later steps', 'train-no-zero-grad'),
+    (8, 'leave the global random state alone', 'global-random'),
+    (8, 'divide the sum by len(xs)', 'sums-loss'),
+    (8, 'uphill', 'climbs'),
+    (8, 'store loss.data (a float)', 'keeps-loss-value'),
 )
 
 
 def named_in(text: str, stage: int) -> set[tuple[int, str]]:
-    """The mistakes of ``stage`` whose phrase occurs in ``text``, as (stage, words)."""
-    return {(s, says) for s, phrase, says in PHRASES if s == stage and phrase in text}
+    """The mistakes of ``stage`` whose phrase occurs in ``text``, as (stage, phrase)."""
+    return {(s, phrase) for s, phrase, _ in PHRASES if s == stage and phrase in text}
+
+
+def label(stage: int, phrase: str, lang: str = "en") -> str:
+    """What a student whose stage-``stage`` failure says ``phrase`` did, in ``lang``."""
+    for s, p, ident in PHRASES:
+        if s == stage and p == phrase:
+            return t_in(lang, f"mistake.{ident}")
+    return phrase

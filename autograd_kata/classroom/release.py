@@ -7,9 +7,12 @@ never ship), ``tests/``, ``conftest.py``, ``hints/``, the tool without
 ``maintainer/``, the learner's part of the README and a ``pyproject.toml``
 written from a template with no maintainer settings in it.  ``kata release``
 adds ``.kata-pristine/exercises/`` (the untouched stubs, for ``kata reset``),
-``.github/workflows/classroom.yml`` (GitHub Classroom: verify, install once,
-one graded step per stage) and ``.kata-release.json`` (the checksums of the
-graded files, which the workflow also embeds).  The workflow, the script it
+``.github/workflows/kata-grade.yml`` (GitHub Actions, any repository: verify,
+install once, grade every stage into the job summary and JUnit XML) and
+``.kata-release.json`` (the checksums of the graded files, which the workflow
+also embeds).  GitHub Classroom was sunset in 2026; its successor Classroom 50
+grades with an ``autograder.py`` from the teacher's repository, which ``kata
+autograder --classroom50 DIR`` writes (``gradescope.py``).  The workflow, the script it
 runs and the pyproject are template files in ``classroom/templates/``.
 
 Before it finishes, the command scans its own output for reference code (see
@@ -33,7 +36,8 @@ from autograd_kata.core.build import PRISTINE_DIR
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import PROTECTED_ROLES, RELEASE_FILE, STAGES, Stage, student_role
 
-WORKFLOW = ".github/workflows/classroom.yml"
+# not autograde.yaml: Classroom 50 writes that one into each student's repository
+WORKFLOW = ".github/workflows/kata-grade.yml"
 # never copied, wherever they are (a walk without git)
 SKIPPED = {".git", ".venv", ".ci-venv", ".kata", "__pycache__", ".pytest_cache", ".mypy_cache",
            ".ruff_cache", "node_modules"}
@@ -144,7 +148,7 @@ def student_readme(text: str, with_diff: bool = False) -> str:
     return "".join(out).rstrip("\n") + "\n"
 
 
-# --- GitHub Classroom: the workflow and the checksums it verifies
+# --- GitHub Actions: the workflow and the checksums it verifies
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -164,23 +168,18 @@ def _indent(text: str, spaces: int) -> str:
     return "".join((" " * spaces + line) if line.strip() else line for line in text.splitlines(keepends=True))
 
 
-def classroom_workflow(checksums: dict[str, str] | None = None, stages=STAGES, python: str = "3.12",
-                       timeout_minutes: int = 5) -> str:
-    """``.github/workflows/classroom.yml``: verify the graded files against
+def grading_workflow(checksums: dict[str, str] | None = None, python: str = "3.12",
+                     timeout_minutes: int = 15) -> str:
+    """``.github/workflows/kata-grade.yml``: verify the graded files against
     ``checksums`` (path -> sha256, ``.kata-release.json`` among them), install
-    once, then one ``autograding-command-grader`` step per stage (all of its
-    tests pass, or 0) and the grading reporter."""
+    once, then grade every stage: the text table in the job summary, JUnit XML
+    as an artifact, and the job's status (success only with every stage's points)."""
     checksums = dict(sorted((checksums or {}).items()))
     folders = sorted({path.split("/", 1)[0] + "/" for path in checksums if "/" in path} - {".github/"})
     verify = fill(template("verify_release.py"), checksums=json.dumps(checksums, indent=1),
                   release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]))
-    steps = "".join(fill(template("classroom-stage.yml"), name=_yaml_str(f"Stage {s.number} - {s.title}"),
-                         n=str(s.number), timeout=str(timeout_minutes), points=str(s.points)) for s in stages)
-    env = "".join(f'        STAGE{s.number}_RESULTS: "${{{{steps.stage{s.number}.outputs.result}}}}"\n'
-                  for s in stages)
-    return fill(template("classroom.yml"), python=python, verify=_indent(verify, 8).rstrip("\n"),
-                stages=steps.rstrip("\n"), reporter_env=env.rstrip("\n"),
-                runners=",".join(f"stage{s.number}" for s in stages))
+    return fill(template("kata-grade.yml"), python=python, verify=_indent(verify, 8).rstrip("\n"),
+                timeout=str(timeout_minutes))
 
 
 def _yaml_str(text: str) -> str:
@@ -197,7 +196,7 @@ def write_release_checks(copy: Path) -> list[str]:
     files = {rel: sha256(copy / rel) for rel in protected_files(copy)}
     workflow = copy / WORKFLOW
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    workflow.write_text(classroom_workflow(files), encoding="utf-8")
+    workflow.write_text(grading_workflow(files), encoding="utf-8")
     record = {"kata": __version__, "files": {**files, WORKFLOW: sha256(workflow)}}
     (copy / RELEASE_FILE).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return [WORKFLOW, RELEASE_FILE]
@@ -412,7 +411,8 @@ def release(root: Path, dest: Path, out=print, with_diff: bool = False) -> int:
     out(f"kata release: wrote {len(written)} files to {dest}")
     out("  no solutions/ and no solution region's text anywhere (scanned).")
     out(f"  pristine stubs for `kata reset`: {PRISTINE_DIR}/exercises/")
-    out(f"  GitHub Classroom autograding: {WORKFLOW} (checks the graded files against {RELEASE_FILE},")
-    out("  installs once, one graded step per stage)")
+    out(f"  GitHub Actions grading: {WORKFLOW} (checks the graded files against {RELEASE_FILE},")
+    out("  installs once, grades every stage into the job summary and JUnit XML)")
+    out("  for Classroom 50: `kata autograder --classroom50 DIR` writes CLASSROOM/autograders/ASSIGNMENT/")
     out("Next: cd there, `git init && git add -A && git commit -m 'Autograd kata'`, push it as a template repository.")
     return 0

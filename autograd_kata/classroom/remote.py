@@ -37,6 +37,12 @@ from autograd_kata.classroom import sandbox_server as server
 SERVER_SOURCE = Path(server.__file__).read_text(encoding="utf-8")
 CALL_TIMEOUT = 6.0  # seconds per request; below pytest-timeout's 10 s, so our reason is the one shown
 MAX_FRAME, MAX_DEPTH = server.MAX_FRAME, server.MAX_DEPTH + 2
+# what the judge keeps of the sandbox's data, whatever it sends (a grading of the reference
+# holds at most ~1,700 objects and its longest message is a few hundred characters)
+MAX_HANDLES = 200_000   # objects of one sandbox the judge holds a proxy for
+MAX_STRING = 64 << 10   # characters of one string in an answer
+MAX_MESSAGE = server.MAX_MESSAGE  # characters of an exception's message (and of each of its arguments)
+MAX_FRAMES, MAX_LINE = 20, 300  # the learner's frames an exception carries, characters of each line
 SCALARS = server.SCALARS
 CONSTANTS = server.CONSTANTS
 BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
@@ -45,7 +51,12 @@ BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
 
 class SandboxError(BaseException):
     """The sandbox hung, died or broke the protocol.  A BaseException, so no
-    ``except Exception`` in a test can take it for an error of the learner's code."""
+    ``except Exception`` in a test can take it for an error of the learner's code.
+    ``kind`` (``results.KINDS``): "hang", "crash", or "not run" once it was stopped earlier."""
+
+    def __init__(self, message, kind="crash"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class RemoteError(Exception):
@@ -75,6 +86,9 @@ def connect(module: str, folder, launch=None, call_timeout: float = CALL_TIMEOUT
     ``SandboxError`` if the sandbox hangs, dies or breaks the protocol before it has said so.
     ``launch(argv, **popen_kwargs) -> Popen`` starts the process (``jail.launcher(folder)`` when grading)."""
     return Client(module, str(folder), launch or default_launch, call_timeout).module
+
+
+cut = server.cut  # text if short enough, else its start and a note of how much was cut
 
 
 def _name(text, fallback):
@@ -111,6 +125,7 @@ class Client:
     def __init__(self, module, folder, launch, timeout):
         self.timeout, self.dead, self.file = timeout, None, "/".join(module.split(".")) + ".py"
         self.proxies, self.next_handle, self.buffer, self.sources = {}, 2, bytearray(), {}
+        folder = getattr(launch, "folder_inside", folder)  # where a chroot puts it
         self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
@@ -133,7 +148,7 @@ class Client:
     def request(self, function, *args, **kwargs):
         __tracebackhide__ = True
         if self.dead:
-            raise SandboxError(f"the sandbox was stopped earlier in this stage: {self.dead}")
+            raise SandboxError(f"the sandbox was stopped earlier in this stage: {self.dead}", "not run")
         message = {"f": function, "a": [self._encode(a) for a in args],
                    "k": {k: self._encode(v) for k, v in kwargs.items()}}
         try:
@@ -151,14 +166,14 @@ class Client:
             raise
         raise error
 
-    def _fail(self, reason):
+    def _fail(self, reason, kind="crash"):
         self._kill(reason)
-        raise SandboxError(reason)
+        raise SandboxError(reason, kind)
 
     def _deadline_left(self, deadline, who):
         left = deadline - time.monotonic()
         if left <= 0:
-            self._fail(f"{who} within {self.timeout:g} s - an infinite loop?")
+            self._fail(f"{who} within {self.timeout:g} s - an infinite loop?", "hang")
         return left
 
     def _send(self, data):
@@ -213,7 +228,10 @@ class Client:
         return reply
 
     def close(self):
-        if self.proc.poll() is None:
+        end, self.proc.kata_end = getattr(self.proc, "kata_end", None), None
+        if end:
+            end()  # the jail's: the sandbox killed, its uid cleaned (processes, IPC) and given back
+        elif self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -257,6 +275,8 @@ class Client:
 
     def _decode(self, x, depth=0):
         kind = type(x)
+        if kind is str and len(x) > MAX_STRING:
+            return cut(x, MAX_STRING)
         if kind in SCALARS:
             return x
         if depth > MAX_DEPTH:
@@ -285,6 +305,8 @@ class Client:
         if proxy is None:
             if handle != self.next_handle:
                 self._fail(f"the sandbox's answer names object {handle}, which it never gave")
+            if handle > MAX_HANDLES:
+                self._fail(f"the sandbox handed out more than {MAX_HANDLES} objects")
             self.next_handle += 1
             proxy = self.proxies[handle] = _proxy_class(kind)(self, handle)
         return proxy
@@ -295,9 +317,11 @@ class Client:
         shape = {"type": str, "builtin": str, "args": list, "message": str, "frames": list}
         if type(e) is not dict or e.keys() != shape.keys() or any(type(e[k]) is not t for k, t in shape.items()):
             self._fail("the sandbox reported an error in the wrong shape")
-        frames = [tuple(f) for f in e["frames"][-50:]
+        frames = [(cut(f[0], MAX_LINE), f[1], cut(f[2], MAX_LINE)) for f in e["frames"][-MAX_FRAMES:]
                   if type(f) is list and len(f) == 3 and [type(i) for i in f] == [str, int, str]]
-        args = e["args"] if all(type(a) in SCALARS for a in e["args"]) else [e["message"]]
+        e["message"] = cut(e["message"], MAX_MESSAGE)
+        args = e["args"] if all(type(a) in SCALARS for a in e["args"]) and len(e["args"]) <= 8 else [e["message"]]
+        args = [cut(a, MAX_MESSAGE) if type(a) is str else a for a in args]
         name, base = _name(e["type"], "RemoteError"), BUILTIN_ERRORS.get(e["builtin"], Exception)
         kind = base if BUILTIN_ERRORS.get(name) is base else _remote_error(name, base)
         try:

@@ -19,7 +19,7 @@ Handles are numbered 1, 2, 3... in the order they first appear in replies,
 depth first, so the judge can refuse a number it was never given.
 
 The learner's code may print: the protocol runs on private copies of the
-original stdin/stdout, and fd 1 is pointed at stderr (fd 0 at /dev/null).
+original stdin/stdout, and fd 1 is pointed at stderr (fd 0 at an empty pipe).
 """
 import builtins
 import importlib
@@ -29,8 +29,9 @@ import os
 import sys
 import traceback
 
-MAX_FRAME = 16 << 20  # bytes, both directions
+MAX_FRAME = 1 << 20   # bytes, both directions (a grading's largest answer is under 10 KB)
 MAX_DEPTH = 32        # deeper containers travel as handles
+MAX_MESSAGE = 2000    # characters of an exception's message, and of each string argument, sent
 SCALARS = (type(None), bool, int, float, str)
 CONSTANTS = {"NotImplemented": NotImplemented, "Ellipsis": Ellipsis}
 
@@ -87,10 +88,11 @@ class Server:
         kind = type(error)
         builtin = next((c.__name__ for c in kind.__mro__ if c.__module__ == "builtins"), "Exception")
         try:
-            message = str(error)
+            message = cut(str(error))
         except BaseException:  # noqa: BLE001 - a learner's __str__ may fail too
             message = "<the message could not be read>"
         args = list(error.args) if all(type(a) in SCALARS for a in error.args) else [message]
+        args = [cut(a) if type(a) is str else a for a in args[:8]]
         relative = os.path.join(*self.name.split(".")) + ".py"
         frames = [[relative, f.lineno, f.line or ""] for f in traceback.extract_tb(error.__traceback__)
                   if os.path.realpath(f.filename) == self.file]
@@ -132,6 +134,13 @@ class Server:
             write(self.answer(request))
 
 
+def cut(text, limit=MAX_MESSAGE):
+    """A message the judge keeps whole: its start, and how much more there was (the judge cuts too)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters cut by the grader]"
+
+
 def call(function, *args, **kwargs):
     return function(*args, **kwargs)
 
@@ -149,10 +158,11 @@ for _name in ("add sub mul truediv floordiv mod pow matmul lshift rshift and_ or
 def pipes():
     """Private copies of fds 0 and 1 for the protocol; the learner's prints go to stderr."""
     rfd, wfd = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
+    empty, writer = os.pipe()  # fd 0 reads end of file at once (a jail may have no /dev/null)
+    os.close(writer)
+    os.dup2(empty, 0)
     os.dup2(2, 1)
-    os.close(null)
+    os.close(empty)
     reader = os.fdopen(rfd, "rb")
 
     def read():

@@ -14,11 +14,9 @@ A sentence names a classic mistake only when the code proves it (the line
 ``__radd__`` and its line reads ``other + self``); otherwise it states what
 the error means.
 
-Every sentence comes from the catalogue in the learner's language.  The
-prefixes that tell ``runner.Outcome.kind`` a hang from a crash are
-per language too; :func:`prefixes` gives every language's, so a run in
-any language is classified the same.  The English ones are the constants
-below (graders run in English).
+Every sentence comes from the catalogue in the learner's language.  What
+kind of failure it is (a hang, a crash) is not read back from these words:
+the conftest names it as data (``core/kinds.py``).
 """
 from __future__ import annotations
 
@@ -27,20 +25,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-from autograd_kata.core import i18n
 from autograd_kata.core.i18n import t
-
-HANG_PREFIX = "hung: "         # hang.prefix in English
-CRASH_PREFIX = "crashed: "     # crash.prefix in English
-NOT_RUN_PREFIX = "not run: "   # check.not_run.prefix in English
-UNWRITTEN_PREFIX = "not written yet: "  # check.unwritten.prefix in English
-
-
-def prefixes(msgid: str) -> tuple[str, ...]:
-    """A prefix (``hang.prefix``, ...) in every language, to recognise a message
-    whatever language the test run spoke."""
-    return tuple(dict.fromkeys(i18n.t_in(lang, msgid) for lang in i18n.languages()))
-
 
 # A stub's NotImplementedError, written in English in the learner's file.
 STUB = re.compile(r"stage (\d+): write (\S+) \(kata hint \1\)")
@@ -53,14 +38,6 @@ def stub_said(error) -> str:
     said = STUB.fullmatch(text)
     return t("check.unwritten", n=said[1], what=said[2]) if said else text
 
-
-def import_markers() -> tuple[str, ...]:
-    """What a "does not import" line says right after the file name, in every language."""
-    found = []
-    for lang in i18n.languages():
-        text = i18n.raw("check.no_import", lang)
-        found.append(text.split("{file}", 1)[-1].split("{where}", 1)[0])
-    return tuple(dict.fromkeys(m for m in found if m.strip()))
 
 REFLECTED = {"__radd__": "+", "__rmul__": "*", "__rsub__": "-", "__rtruediv__": "/", "__rpow__": "**"}
 

@@ -13,6 +13,7 @@ name, then a rename). Its shape::
      "tests": [{"nodeid": "tests/test_stage01_value.py::test_x[stage01_value]",
                 "name": "test_x[stage01_value]", "stage": 1,
                 "outcome": "passed" | "failed" | "error" | "skipped",
+                "kind": null | one of KINDS (what sort of failure: data, not words),
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "duration": 0.0012}]}
 
@@ -29,9 +30,17 @@ from pathlib import Path
 
 import pytest
 
+from autograd_kata.core.kinds import KIND_PROPERTY, KINDS
 from autograd_kata.core.manifest import stage_of_module
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def record_kind(report, kind: str) -> None:
+    """Name ``report``'s kind of failure (one of ``KINDS``), for the results file."""
+    assert kind in KINDS, kind
+    report.user_properties = [p for p in report.user_properties if p[0] != KIND_PROPERTY] + [(KIND_PROPERTY, kind)]
+MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
 
 
 def pytest_addoption(parser):
@@ -58,6 +67,7 @@ class Recorder:
                 "name": report.nodeid.split("::")[-1],
                 "stage": stage.number if stage else None,
                 "outcome": "passed",
+                "kind": None,
                 "message": "",
                 "location": [report.location[0], (report.location[1] or 0) + 1],
                 "duration": 0.0,
@@ -74,6 +84,8 @@ class Recorder:
         if RANK[outcome] >= RANK[entry["outcome"]]:
             entry["outcome"] = outcome
             entry["message"] = _message(report)
+            kinds = [v for k, v in report.user_properties if k == KIND_PROPERTY]
+            entry["kind"] = kinds[-1] if kinds else ("not run" if outcome == "skipped" else "other")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
@@ -86,8 +98,12 @@ class Recorder:
 
 def _message(report) -> str:
     if report.skipped and isinstance(report.longrepr, tuple):
-        return str(report.longrepr[2])
-    return report.longreprtext.strip()
+        text = str(report.longrepr[2])
+    else:
+        text = report.longreprtext.strip()
+    if len(text) > MAX_MESSAGE:  # the start says what broke; the note says that the rest was cut
+        text = f"{text[:MAX_MESSAGE]}\n... [{len(text) - MAX_MESSAGE} more characters cut]"
+    return text
 
 
 def pytest_configure(config):

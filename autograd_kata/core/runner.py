@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata.core import i18n
-from autograd_kata.core.explain import import_markers, prefixes
+from autograd_kata.core.kinds import KINDS
 from autograd_kata.core.manifest import STAGES, Stage
 
 # Plugins that change which tests run, in what order, how often or in which
@@ -67,38 +67,21 @@ PLUGINS = ("check", "timeout")
 # A learner's pytest settings that would leak into the run through the environment.
 LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
 
-# The kinds of failure, most basic first: the order in which ``kata check``
-# shows them (a module that does not import explains every other failure).
-KINDS = ("import", "unwritten", "hang", "crash", "wrong", "not run", "other")
-
-
 @dataclass
 class Outcome:
     name: str        # e.g. test_tanh_slope_comes_from_the_output[stage04_tanh]
     status: str      # passed, failed, error, skipped
     message: str = ""
+    named: str | None = None  # the kind the test process named (results.KINDS)
 
     @property
     def kind(self) -> str:
-        """What sort of failure this is (see ``KINDS``), read from the message
-        the root conftest wrote."""
+        """What sort of failure this is (``results.KINDS``): as the test process named it."""
         if self.status == "passed":
             return "passed"
-        text = self.message
-        # The messages are in the language the run spoke: recognise every language's.
-        if text.startswith(prefixes("check.not_run.prefix")) or self.status == "skipped":
-            return "not run"
-        if any(marker in text.split("\n", 1)[0] for marker in import_markers()):
-            return "import"
-        if text.startswith(prefixes("check.unwritten.prefix")):
-            return "unwritten"
-        if text.startswith(prefixes("hang.prefix")) or text.startswith("Failed: Timeout"):
-            return "hang"
-        if text.startswith(prefixes("crash.prefix")):
-            return "crash"
-        if self.status == "error":
-            return "other"
-        return "wrong"
+        if self.named in KINDS:
+            return self.named
+        return "not run" if self.status == "skipped" else "other"
 
 
 class Tally:
@@ -126,6 +109,7 @@ class StageResult(Tally):
     tests: list[Outcome] = field(default_factory=list)
     problem: str = ""       # why the stage could not be run at all, if so
     complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
+    problem_kind: str = ""  # "hang" when the whole run ran out of time, else ""
 
     @property
     def ok(self) -> bool:
@@ -186,7 +170,8 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
             continue
         outcome = entry.get("outcome")
         status = outcome if outcome in ("passed", "failed", "error", "skipped") else "error"
-        results[number].tests.append(Outcome(str(entry.get("name", "?")), status, str(entry.get("message", ""))))
+        results[number].tests.append(Outcome(str(entry.get("name", "?")), status, str(entry.get("message", "")),
+                                             entry.get("kind") if entry.get("kind") in KINDS else None))
     collected = data.get("collected")
     short = not isinstance(collected, int) or reported < collected
     for result in results.values():
@@ -226,7 +211,7 @@ def hang_location(output: str, stage: Stage) -> str:
 
 
 def _run_once(impl, stages, root, timeout, extra):
-    """(results or None, why not)."""
+    """(results or None, why not, the kind of why not: "hang" or "")."""
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
         out = Path(tmp) / "results.json"
         try:
@@ -239,16 +224,16 @@ def _run_once(impl, stages, root, timeout, extra):
             output, crash = "", i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
         if out.exists():
             try:
-                return parse_results(read_results(out), impl, stages, complete=not extra), ""
+                return parse_results(read_results(out), impl, stages, complete=not extra), "", ""
             except ValueError as error:
                 crash = i18n.t("runner.unreadable", error=error)
         if len(stages) == 1:
             where = hang_location(output, stages[0])
-            if "Timeout" in output:
-                crash = (i18n.t("hang.prefix") + i18n.t("hang.whole_run")
-                         + (i18n.t("hang.whole_run_at", where=where) if where else "")
-                         + f"\n{crash}")
-        return None, crash
+            if "Timeout" in output:  # pytest-timeout's own dump: our child's output, not the learner's words
+                return None, (i18n.t("hang.prefix") + i18n.t("hang.whole_run")
+                              + (i18n.t("hang.whole_run_at", where=where) if where else "")
+                              + f"\n{crash}"), "hang"
+        return None, crash, ""
 
 
 def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
@@ -260,13 +245,13 @@ def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
     stages = [s for s in stages if s.number not in missing]
     if not stages:
         return missing
-    got, crash = _run_once(impl, stages, root, timeout, extra)
+    got, crash, kind = _run_once(impl, stages, root, timeout, extra)
     if got is not None:
         return {**got, **missing}
     if len(stages) > 1:  # one stage may have taken the process down: run each alone
         alone = {}
         for s in stages:
-            one, why = _run_once(impl, [s], root, timeout, extra)
-            alone.update(one or {s.number: StageResult(s, impl, problem=why)})
+            one, why, kind = _run_once(impl, [s], root, timeout, extra)
+            alone.update(one or {s.number: StageResult(s, impl, problem=why, problem_kind=kind)})
         return {**alone, **missing}
-    return {stages[0].number: StageResult(stages[0], impl, problem=crash), **missing}
+    return {stages[0].number: StageResult(stages[0], impl, problem=crash, problem_kind=kind), **missing}

@@ -20,14 +20,15 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
+from autograd_kata.core.kinds import KINDS
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.term import cursor_ok, say, use_colour
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
 
 # The order in which failures are shown (runner.Outcome.kind), most basic first.
-KIND_ORDER = ("import", "unwritten", "hang", "crash", "wrong", "other", "not run")
-KIND_NAMES = ("import", "unwritten", "hang", "crash", "wrong", "other")  # named by the catalogue: check.kind.<kind>
+KIND_ORDER = KINDS
+KIND_NAMES = tuple(k for k in KINDS if k != "not run")  # named by the catalogue: check.kind.<kind>
 FIRST_LINES = 12  # lines of the first failure's message shown (its whole message, nearly always)
 
 
@@ -152,8 +153,7 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
     s = result.stage
     head = t("check.head", n=s.number, title=title(s))
     if result.problem:
-        from autograd_kata.core.explain import prefixes
-        hung = result.problem.startswith(prefixes("hang.prefix"))
+        hung = result.problem_kind == "hang"
         if hung:
             out(style.red(f"{style.cross} {head}: {result.problem.splitlines()[0]}"))
         else:
