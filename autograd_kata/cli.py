@@ -114,6 +114,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("release", "instructors", f"{CLASSROOM}:release", (
         arg("folder", metavar="DIR"),
         arg("--with-diff", action="store_true", help="help.release.with_diff"))),
+    Command("site", "instructors", "autograd_kata.site.build:site_command", (
+        arg("folder", metavar="DIR"),
+        arg("--pyodide", metavar="PATH", help="help.site.pyodide"),
+        arg("--wheels", metavar="DIR", help="help.site.wheels"),
+        arg("--fetch", dest="fetch_deps", action="store_true", help="help.site.fetch"))),
     Command("grade", "instructors", f"{CLASSROOM}:grade", (
         arg("--submission", metavar="DIR", help="help.grade.submission"),
         arg("--format", dest="fmt", choices=From("autograd_kata.classroom.formats:FORMATS"), default="text",

@@ -1,0 +1,231 @@
+"""The kata's Python side in the page: runs in Pyodide, in the page's Web Worker.
+
+The worker (``static/worker.js``) unpacks the learner's kata into ``/kata`` and
+calls the functions below, one per button.  Each one runs the *same* code as
+the terminal command it stands for and returns the text that command prints:
+
+* ``check(n, lang)`` is ``kata check N``: the command's own function
+  (``learner.commands.check``), with the two pieces that start a process swapped for in-process ones of the same
+  contract (``_swap_processes``): the stage's tests run by ``pytest.main`` here
+  with the project's settings and plugins (``core.runner.pytest_command``),
+  results written by the one results plugin (``core.results``), read back by
+  ``core.runner.parse_results``; then the terminal's own path, the cache
+  (``core.state``) and ``learner.feedback.report``.  Time limits:
+  ``site.limits`` in place of pytest-timeout.  Before every run each module imported from the kata's own
+  folders (the learner's stage modules, the tests, their conftests) is dropped
+  from ``sys.modules``, so an edit is always what is tested.
+* ``hint(n, lang)`` is ``kata hint N``; ``diff_previous(n, lang)`` is ``kata diff N --previous``:
+  the commands' own functions too, their output captured.
+* ``stub(n)`` is the stage's pristine stub (what ``kata reset N`` puts back);
+  ``download()`` zips the learner's ``exercises/`` for submission.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path("/kata")
+KEEP = ("autograd_kata",)  # the tool: never edited by the learner, kept imported between runs
+
+
+class _Captured(io.StringIO):
+    """What a terminal would have shown: UTF-8 (so ✓ and ✗, as in a UTF-8 terminal), no colour."""
+
+    encoding = "utf-8"
+
+    def isatty(self) -> bool:
+        return False
+
+
+def prepare(root: str | Path = ROOT) -> None:
+    """Once, after the files are unpacked: the kata's folder as the working directory."""
+    global ROOT
+    ROOT = Path(root)
+    os.chdir(ROOT)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    sys.dont_write_bytecode = True  # two saves in one second at one size must not test the old code
+    os.environ.pop("NO_COLOR", None)
+
+
+def language(lang: str | None) -> None:
+    """Speak ``lang`` from now on (as ``kata --lang``)."""
+    from autograd_kata.core import i18n
+    if lang:
+        os.environ[i18n.ENV] = i18n.current_language(lang)
+    i18n.reset()
+
+
+def forget_kata_modules(root: Path | None = None) -> list[str]:
+    """Drop every module imported from the kata's folder except the tool itself:
+    a second ``pytest.main`` would otherwise test the module imported by the first."""
+    root = str(Path(root or ROOT)) + "/"
+    dropped = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None) or ""
+        paths = list(getattr(module, "__path__", None) or [])
+        inside = where.startswith(root) or any(str(p).startswith(root) for p in paths)
+        if inside and name.split(".")[0] not in KEEP:
+            del sys.modules[name]
+            dropped.append(name)
+    import importlib
+    importlib.invalidate_caches()
+    return dropped
+
+
+def run(impl, stages, root) -> dict:
+    """``core.runner.run``'s contract, in this process: every stage's ``StageResult``."""
+    import pytest
+
+    from autograd_kata.core import i18n, runner
+    root = Path(root)
+    stages = list(stages)
+    forget_kata_modules(root)
+    env = runner.child_env(impl)
+    for key in [k for k in os.environ if runner.LEAKY_ENV.match(k)]:
+        del os.environ[key]
+    os.environ.update({k: v for k, v in env.items() if k in ("KATA_IMPL", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", i18n.ENV)})
+    with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
+        out = Path(tmp) / "results.json"
+        args = runner.pytest_command(impl, stages, out, root=root)[3:] + ["-p", "autograd_kata.site.limits"]
+        printed = _Captured()
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            code = pytest.main(args)
+        forget_kata_modules(root)
+        if out.exists():
+            try:
+                return runner.parse_results(runner.read_results(out), impl, stages)
+            except ValueError as error:
+                problem = i18n.t("runner.unreadable", error=error)
+        else:
+            text = printed.getvalue()
+            problem = f"{i18n.t('runner.exited', code=int(code))}\n{text[-2000:]}"
+    return {s.number: runner.StageResult(s, impl, problem=problem) for s in stages}
+
+
+def feel(stage, root) -> list[str]:
+    """``learner.feel.feel`` without its child process: the same numbers, the same time limit."""
+    from autograd_kata.core.i18n import t
+    from autograd_kata.learner import feel as numbers
+    from autograd_kata.site.limits import TimeLimit, deadline
+    if stage.number not in numbers.STAGES_WITH_NUMBERS:
+        return []
+    show = {6: numbers.stage6, 7: numbers.stage7, 8: numbers.stage8}[stage.number]
+    try:
+        with deadline(numbers.TIME_LIMIT, str(root)):
+            return show(Path(root))
+    except TimeLimit:
+        return [t("feel.too_slow", limit=f"{numbers.TIME_LIMIT:g}")]
+    except Exception as error:  # noqa: BLE001 - as the child process's last line of stderr
+        return [t("feel.failed", last=f"{type(error).__name__}: {error}")]
+    finally:
+        forget_kata_modules(root)
+
+
+def _swap_processes() -> None:
+    """The two places where ``kata`` starts a process, replaced by this process:
+    ``core.runner.run`` (the pytest child) and ``learner.feel.feel`` (the numbers'
+    child).  Same contracts; everything else is the terminal's own code."""
+    from autograd_kata.core import runner
+    from autograd_kata.learner import feel as numbers
+    runner.run = run
+    numbers.feel = feel
+
+
+def command(call, lang: str | None = None) -> tuple[int, str]:
+    """A learner's command (``learner.commands``) as ``kata`` runs it: in the
+    language chosen as ``cli.main`` chooses it (``i18n.setup``), with the two
+    process-starting pieces swapped; its exit code and what it prints.  A
+    ``Refusal`` (a stage that does not exist) is not caught here: only ``cli.main``
+    prints one, and the page offers no stage it could be refused."""
+    from autograd_kata.core import i18n
+    _swap_processes()
+    language(lang)
+    i18n.setup(None, stream=_Captured())
+    printed = _Captured()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        code = call()
+    return int(code or 0), printed.getvalue().rstrip("\n")
+
+
+def check(number: int, lang: str | None = None) -> dict:
+    """``kata check N``: ``{"passed": bool, "text": what the terminal shows}``, plus
+    one line naming the tests the page leaves out (``native_only``), if any."""
+    from autograd_kata.core.i18n import t
+    from autograd_kata.core.manifest import stage
+    from autograd_kata.learner.feedback import short_name
+    from autograd_kata.site import limits
+    from autograd_kata.learner import commands
+    limits.LEFT_OUT.clear()
+    code, text = command(lambda: commands.check(stage=str(number)), lang)
+    if limits.LEFT_OUT:
+        names = ", ".join(short_name(name, stage(number)) for name in limits.LEFT_OUT)
+        text += "\n" + t("site.not_here", names=names, stage=number)
+    return {"passed": code == 0, "text": text}
+
+
+def hint(number: int, lang: str | None = None, level: int | None = None) -> str:
+    """``kata hint N`` (each call the next level, as in the terminal)."""
+    from autograd_kata.learner import commands
+    return command(lambda: commands.hint(stage=str(number), level=level), lang)[1]
+
+
+def diff_previous(number: int, lang: str | None = None) -> str:
+    """``kata diff N --previous``: what the stage adds to the one before it."""
+    from autograd_kata.learner import commands
+    return command(lambda: commands.diff(stage=str(number), previous=True), lang)[1]
+
+
+def stub(number: int) -> str:
+    """The stage's untouched stub, as ``kata reset N`` puts it back."""
+    from autograd_kata.core.manifest import stage
+    from autograd_kata.core.state import pristine_stub
+    return pristine_stub(stage(number), ROOT)
+
+
+def put_source(number: int, text: str) -> None:
+    """The learner's module of stage ``number`` is ``text`` from now on."""
+    from autograd_kata.core.manifest import stage
+    path = ROOT / stage(number).source("exercises")
+    path.write_text(text, encoding="utf-8")
+
+
+def get_source(number: int) -> str:
+    from autograd_kata.core.manifest import stage
+    return (ROOT / stage(number).source("exercises")).read_text(encoding="utf-8")
+
+
+def stages(lang: str | None = None) -> str:
+    """The stage picker's rows as JSON: number, title, the learner's file."""
+    from autograd_kata.core.i18n import t
+    from autograd_kata.core.manifest import STAGES
+    language(lang)
+    return json.dumps([{"number": s.number, "title": t(f"title.stage{s.number}"), "file": s.source("exercises")}
+                       for s in STAGES], ensure_ascii=False)
+
+
+def progress() -> str:
+    """The hint levels seen so far (``.kata/progress.json``), for the page to keep."""
+    path = ROOT / ".kata" / "progress.json"
+    return path.read_text(encoding="utf-8") if path.is_file() else "{}"
+
+
+def put_progress(text: str) -> None:
+    path = ROOT / ".kata" / "progress.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text or "{}", encoding="utf-8")
+
+
+def download() -> bytes:
+    """The learner's ``exercises/`` as a zip, for ``kata grade`` or Gradescope."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((ROOT / "exercises").glob("*.py")):
+            archive.write(path, f"exercises/{path.name}")
+    return data.getvalue()

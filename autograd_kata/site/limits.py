@@ -1,0 +1,207 @@
+"""Per-test time limits without signals or threads: pytest-timeout's stand-in in the page.
+
+Pyodide (the page's Python, in a Web Worker) has no ``signal.alarm`` and no
+threads, so pytest-timeout cannot run there.  This plugin takes its place with
+the same interface: the ``--timeout`` option, the ``timeout`` ini key and the
+``@pytest.mark.timeout(N)`` marker the root conftest puts on every stage test
+(2 s, 10 s for a heavy one), and the same failure, ``Timeout (>2.0s) from
+pytest-timeout.``, raised *inside the code that ran too long*.  The root
+conftest then reports it exactly as it reports a local hang: the learner's
+line, and the rest of the stage not run.
+
+How it stops a loop: ``sys.monitoring`` (Python 3.12+) calls back on every
+jump (each turn of a loop) and every function start in the kata's own code
+(its ``exercises/``, ``solutions/`` and ``tests/`` files; every other code
+location switches its callback off after the first call, so pytest itself
+runs at full speed); past the deadline the callback raises.  Where
+``sys.monitoring`` is missing (Python 3.10, 3.11), ``sys.settrace`` does the
+same with line events.  A loop inside C code (``sum(itertools.count())``)
+makes no such event: the page stops that one from outside (Pyodide's
+interrupt buffer, or a new worker).
+
+``deadline(seconds)`` is the same limit as a context manager, for the page's
+numbers from the learner's engine (``kata check``'s stages 6-8).
+
+The plugin also leaves out the few tests marked ``native_only`` (see
+``pytest_collection_modifyitems`` below), which the page then names.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+import pytest
+
+MESSAGE = "Timeout (>%ss) from pytest-timeout."  # pytest-timeout's own words: the root conftest reads them
+TOOL_ID = 4  # sys.monitoring's tool ids 0-5; 4 and 5 are free for tools (0-3: debugger, coverage, profiler, optimizer)
+WATCHED_DIRS = ("exercises", "solutions", "tests")
+
+
+class TimeLimit(BaseException):
+    """Raised by ``deadline`` when its block ran too long (a BaseException, so the
+    learner's ``except Exception`` cannot swallow it)."""
+
+
+def _watched_prefixes(root: str) -> tuple[str, ...]:
+    root = os.path.realpath(root)
+    return tuple(os.path.join(root, d) + os.sep for d in WATCHED_DIRS) + tuple(
+        os.path.join(root, d) + "/" for d in WATCHED_DIRS)
+
+
+class Limiter:
+    """One deadline at a time for the code under ``root``'s kata folders."""
+
+    def __init__(self, root: str):
+        self.prefixes = _watched_prefixes(root)
+        self.until = None          # time.monotonic() past which watched code is stopped
+        self.make_error = None     # what to raise then
+        self._monitoring = getattr(sys, "monitoring", None)
+        self._on = False
+
+    def watched(self, filename: str) -> bool:
+        return filename.startswith(self.prefixes)
+
+    # --- sys.monitoring (3.12+) ---------------------------------------------
+    def _callback(self, code, *_):
+        if not self.watched(code.co_filename):
+            return self._monitoring.DISABLE
+        if self.until is not None and time.monotonic() > self.until:
+            self._fire()
+        return None
+
+    # --- sys.settrace (3.10, 3.11) --------------------------------------------
+    def _trace(self, frame, event, arg):
+        if not self.watched(frame.f_code.co_filename):
+            return None
+        self._check()
+        return self._trace_lines
+
+    def _trace_lines(self, frame, event, arg):
+        if event == "line":
+            self._check()
+        return self._trace_lines
+
+    def _check(self):
+        if self.until is not None and time.monotonic() > self.until:
+            self._fire()
+
+    def _fire(self):
+        # Again in a second if the code goes on all the same (a bare ``except:`` in a
+        # loop); not at once, so that the test's report (which may call the
+        # learner's ``__repr__``) is written in peace.
+        self.until = time.monotonic() + 1.0
+        raise self.make_error()
+
+    def start(self, seconds: float, make_error) -> None:
+        self.until = time.monotonic() + seconds
+        self.make_error = make_error
+        if self._on:
+            return
+        self._on = True
+        m = self._monitoring
+        if m is not None:
+            if m.get_tool(TOOL_ID) is None:
+                m.use_tool_id(TOOL_ID, "kata-time-limit")
+            m.register_callback(TOOL_ID, m.events.JUMP, self._callback)
+            m.register_callback(TOOL_ID, m.events.PY_START, self._callback)
+            m.restart_events()  # locations switched off in an earlier run are watched again
+            m.set_events(TOOL_ID, m.events.JUMP | m.events.PY_START)
+        else:
+            sys.settrace(self._trace)
+
+    def stop(self) -> None:
+        self.until = None
+        if not self._on:
+            return
+        self._on = False
+        m = self._monitoring
+        if m is not None:
+            m.set_events(TOOL_ID, 0)
+            m.register_callback(TOOL_ID, m.events.JUMP, None)
+            m.register_callback(TOOL_ID, m.events.PY_START, None)
+            m.free_tool_id(TOOL_ID)
+        else:
+            sys.settrace(None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float, root: str | None = None):
+    """Stop the kata's code under ``root`` (default: the working directory) with
+    ``TimeLimit`` once the block has run ``seconds``."""
+    limiter = Limiter(root or os.getcwd())
+    limiter.start(seconds, lambda: TimeLimit(f"over {seconds:g} s"))
+    try:
+        yield
+    finally:
+        limiter.stop()
+
+
+# --- the pytest plugin: pytest-timeout's interface ------------------------------
+
+LIMITER = pytest.StashKey[Limiter]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("timeout", "time limits without signals (the kata's page)")
+    group.addoption("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="a time limit per test, in seconds (as pytest-timeout's --timeout)")
+    parser.addini("timeout", "a time limit per test, in seconds (as pytest-timeout's)", default=None)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): this test's time limit (as pytest-timeout's marker)")
+    config.stash[LIMITER] = Limiter(str(config.rootpath))
+
+
+def pytest_unconfigure(config):
+    limiter = config.stash.get(LIMITER, None)
+    if limiter is not None:
+        limiter.stop()
+
+
+def limit_of(item) -> float | None:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    else:
+        value = item.config.getoption("timeout", None)
+        if value is None:
+            value = item.config.getini("timeout")
+    try:
+        value = float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+    return value if value and value > 0 else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """As pytest-timeout: one limit for the whole test (setup, call and teardown)."""
+    seconds = limit_of(item)
+    limiter = item.config.stash[LIMITER]
+    if seconds is None:
+        return (yield)
+    limiter.start(seconds, lambda: pytest.fail.Exception(MESSAGE % seconds, pytrace=False))
+    try:
+        return (yield)
+    finally:
+        limiter.stop()
+
+
+# --- the tests the page cannot run -------------------------------------------------
+
+LEFT_OUT: list[str] = []  # names of the tests the last session left out (``native_only``)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave out the tests marked ``native_only``: they need what the browser
+    lacks (a stage-5 chain of 100,000 nodes is freed by recursion in C, deeper
+    than a Web Worker's stack).  The page names them under its report."""
+    LEFT_OUT.clear()
+    out = [item for item in items if item.get_closest_marker("native_only")]
+    if out:
+        LEFT_OUT.extend(item.name for item in out)
+        config.hook.pytest_deselected(items=out)
+        items[:] = [item for item in items if item not in out]

@@ -1,0 +1,470 @@
+"""Tests of `kata site` (issue 19): the kata in a browser tab.
+
+The site is built once per module, served on 127.0.0.1 and driven in a real
+headless Chromium through the page's automation hook ``window.kata``.  Chromium
+runs with a dead proxy for every host but 127.0.0.1, so any request that would
+leave the machine fails: the page works offline or not at all.  Every text the
+page shows is compared with what the terminal command prints for the same code
+(``kata check N``, ``kata hint N``, ``kata diff N --previous``), run in a copy
+of the kata.
+
+Needs, beyond the core install (skipped, with the reason, when missing; CI
+fetches them, see .ci/run, and there a missing one is a failure):
+  the site's pinned Pyodide and wheels   kata site DIR --fetch (into .kata/site-deps/), or KATA_SITE_DEPS=DIR
+  selenium + Chromium                    pip install selenium; apt install chromium chromium-driver
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.site import build as site_build
+from autograd_kata.site import limits
+from kit import ROOT, clone, reference, run, stub
+
+# Pyodide's cold start (~10 s on 2 busy cores) is paid in the first test's setup.
+pytestmark = pytest.mark.timeout(180)
+
+DEPS = Path(os.environ.get("KATA_SITE_DEPS") or ROOT / site_build.DEPS_DIR)
+IN_CI = bool(os.environ.get("CI"))
+HANG_LINE = "        while True: pass  # the loop the page must stop\n"
+
+
+def _missing(reason: str):
+    if IN_CI:  # CI fetches everything this test needs: a missing piece is a broken CI step
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def have_deps() -> bool:
+    return (DEPS / site_build.PYODIDE_TARBALL).is_file() and all((DEPS / w).is_file() for w in site_build.WHEELS)
+
+
+# ---------------------------------------------------------------- the build, without a browser
+
+
+def kata_cli(*argv, cwd):
+    return run(["kata", *map(str, argv)], cwd=cwd)
+
+
+def test_a_wheel_that_is_not_the_pinned_one_is_refused_by_name(tmp_path):
+    if not have_deps():
+        _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
+    deps = tmp_path / "deps"
+    shutil.copytree(DEPS, deps)
+    name = next(iter(site_build.WHEELS))
+    (deps / name).write_bytes((deps / name).read_bytes() + b"tampered")
+    proc = kata_cli("site", tmp_path / "site", "--wheels", deps, "--pyodide", deps / site_build.PYODIDE_TARBALL,
+                    cwd=ROOT)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert name in proc.stderr and "pinned" in proc.stderr
+    assert not (tmp_path / "site").exists(), "nothing is written when a file does not match"
+
+
+def test_without_pyodide_it_says_how_to_get_it(tmp_path):
+    proc = kata_cli("site", tmp_path / "site", "--pyodide", tmp_path / "nothing.tgz", cwd=ROOT)
+    assert proc.returncode == 2
+    assert f"npm pack pyodide@{site_build.PYODIDE_VERSION}" in proc.stderr and "--fetch" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_time_limit_stops_a_loop_in_the_katas_code_and_names_its_line(tmp_path):
+    """site/limits.py on this interpreter (settrace below 3.12, sys.monitoring above): what the page uses."""
+    (tmp_path / "exercises").mkdir()
+    module = tmp_path / "exercises" / "spin.py"
+    module.write_text("def spin():\n    n = 0\n    while True:\n        n += 1\n", encoding="utf-8")
+    namespace = {}
+    exec(compile(module.read_text(), str(module), "exec"), namespace)  # noqa: S102 - our own two lines
+    import time
+    import traceback
+    started = time.monotonic()
+    with pytest.raises(limits.TimeLimit) as caught:
+        with limits.deadline(0.3, str(tmp_path)):
+            namespace["spin"]()
+    assert time.monotonic() - started < 2.5
+    lines = [f.lineno for f in traceback.extract_tb(caught.value.__traceback__) if f.filename == str(module)]
+    assert lines and lines[-1] in (3, 4), lines
+    assert sys.gettrace() is None and (not hasattr(sys, "monitoring") or sys.monitoring.get_tool(limits.TOOL_ID) is None)
+
+
+def test_a_student_copy_gives_its_own_files_and_no_reference(tmp_path):
+    copy = tmp_path / "student"
+    proc = kata_cli("release", copy, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    files = site_build.learner_files(copy)
+    assert {s.source("exercises") for s in STAGES} <= set(files)
+    assert {f".kata-pristine/{s.source('exercises')}" for s in STAGES} <= set(files), "for Reset"
+    assert {s.test_file for s in STAGES} | {"conftest.py", "pyproject.toml"} <= set(files)
+    assert not any(name.startswith(("solutions/", "reference/", "autograd_kata/maintainer/")) for name in files)
+    assert files[stage(1).source("exercises")].decode() == stub(1)
+
+
+def test_the_pages_workflow_builds_and_publishes_the_site():
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github/workflows/pages.yml").read_text(encoding="utf-8"))
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    runs = [step.get("run", "") for step in steps]
+    assert "kata site _site --fetch" in runs
+    assert any(step.get("uses", "").startswith("actions/upload-pages-artifact") and step["with"]["path"] == "_site"
+               for step in steps)
+    assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in steps)
+    assert workflow["permissions"]["pages"] == "write"
+
+
+def test_the_readme_starts_with_both_ways_to_start_and_the_instructors_command():
+    top = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:14])
+    assert "In your browser" in top and "pip install -e . && kata" in top
+    assert "kata site DIR --fetch" in top
+
+
+# ---------------------------------------------------------------- the site in a browser
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    if not have_deps():
+        _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
+    folder = tmp_path_factory.mktemp("site") / "site"
+    proc = kata_cli("site", folder, "--pyodide", DEPS / site_build.PYODIDE_TARBALL, "--wheels", DEPS, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return folder
+
+
+def serve(folder: Path, handler=None):
+    """A web server for ``folder`` on 127.0.0.1 (a free port) in a thread; (url, stop)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler or Quiet,
+                                                                                directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+    return f"http://127.0.0.1:{server.server_address[1]}/", stop
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class Isolated(Quiet):
+    """Cross-origin isolation (COOP/COEP): the page then has SharedArrayBuffer and Pyodide's interrupt buffer."""
+
+    def end_headers(self):
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        super().end_headers()
+
+
+@contextlib.contextmanager
+def browser_at(url: str):
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    binary = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+    driver_path = shutil.which("chromedriver")
+    if not binary or not driver_path:
+        _missing("Chromium and chromedriver are not installed (apt install chromium chromium-driver)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    profile = tempfile.mkdtemp(prefix="kata-chromium-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 # every host but the loopback goes to a proxy that is not there: offline, or it fails
+                 "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1",
+                 "--lang=en-US", "--window-size=1280,820", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        driver.set_page_load_timeout(30)
+        driver.set_script_timeout(180)
+        driver.get(url + "index.html")
+        Page(driver).ready()
+        yield Page(driver)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    url, stop = serve(site)
+    try:
+        with browser_at(url) as opened:
+            yield opened
+    finally:
+        stop()
+
+
+class Page:
+    def __init__(self, driver):
+        self.driver = driver
+
+    def call(self, expression: str, *args):
+        """``await expression`` in the page (``args`` as ``args[0]``, ...); its JSON value."""
+        script = ("const done = arguments[arguments.length - 1]; const args = Array.from(arguments).slice(0, -1);"
+                  f"(async () => JSON.stringify(await ({expression})))()"
+                  ".then(done, (e) => done(JSON.stringify({error: String(e && e.stack || e)})));")
+        value = json.loads(self.driver.execute_async_script(script, *args) or "null")
+        if isinstance(value, dict) and set(value) == {"error"}:
+            raise AssertionError(value["error"])
+        return value
+
+    def ready(self):
+        return self.call("(async () => { for (let i = 0; i < 300 && !window.kata; i++)"
+                         " await new Promise((r) => setTimeout(r, 100)); return window.kata.ready; })()")
+
+    def check(self, n: int) -> dict:
+        return self.call("window.kata.check(args[0])", n)
+
+    def set_source(self, n: int, text: str):
+        return self.call("window.kata.setSource(args[0], args[1])", n, text)
+
+
+@pytest.fixture(scope="module")
+def terminal(tmp_path_factory):
+    """A copy of the kata where `kata check` runs in a terminal-like child process."""
+    return clone(tmp_path_factory.mktemp("terminal"))
+
+
+def terminal_says(root: Path, n: int, source: str | None, *args) -> str:
+    path = root / stage(n).source("exercises")
+    path.write_text(source if source is not None else stub(n), encoding="utf-8")
+    shutil.rmtree(root / ".kata", ignore_errors=True)  # nothing cached, nothing remembered: as the page starts
+    proc = run(["kata", *args], cwd=root, env={"NO_COLOR": "1", "KATA_LANG": ""})
+    return proc.stdout.rstrip("\n")
+
+
+def failure_block(text: str) -> list[str]:
+    """The first failing test's lines: from the first ✗ line to the next blank line."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("✗"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return lines[start:end]
+
+
+def test_the_stage_1_stub_fails_with_what_kata_check_1_says(page, terminal):
+    page.set_source(1, stub(1))
+    got = page.check(1)
+    assert got["passed"] is False
+    said = terminal_says(terminal, 1, None, "check", "1")
+    assert failure_block(got["text"])[:2] == failure_block(said)[:2]
+    assert got["text"] == said, "the same code makes the same lines"
+
+
+@pytest.mark.parametrize("n", [s.number for s in STAGES])
+def test_the_reference_of_each_stage_passes(page, terminal, n):
+    page.set_source(n, reference(n))
+    got = page.check(n)
+    assert got["passed"] is True, got["text"]
+    said = terminal_says(terminal, n, reference(n), "check", str(n))
+    page_lines, terminal_lines = got["text"].splitlines(), said.splitlines()
+    # up to the next step (the terminal's copy has the reference, so it also offers `kata diff N`)
+    taught = [line for line in terminal_lines if line.startswith("  ")][:1]
+    cut = terminal_lines.index(taught[0]) + 1 if taught else 1
+    assert page_lines[0].split(":")[0] == terminal_lines[0].split(":")[0]
+    assert page_lines[1:cut] == terminal_lines[1:cut]
+    if n in (6, 7, 8):  # the numbers from the learner's own engine, in the page too, the same numbers
+        numbers = [line for line in terminal_lines[cut:] if not line.strip().startswith(("Next:", "then:"))]
+        assert numbers and all(line in page_lines for line in numbers), (got["text"], said)
+
+
+def test_stage_5_names_the_one_test_it_cannot_run_in_the_browser(page, terminal):
+    page.set_source(5, reference(5))
+    text = page.check(5)["text"]
+    assert text.splitlines()[-1] == ("not run in the browser: test_a_100000_op_chain_needs_no_recursion "
+                                     "(kata check 5 in a terminal runs it)")
+    said = terminal_says(terminal, 5, reference(5), "check", "5")
+    total = int(re.search(r"all (\d+) tests pass", said)[1])
+    assert f"all {total - 1} tests pass" in text, (text, said)
+    for n in (1, 2, 3, 4, 6, 7, 8):  # no other stage leaves a test out
+        page.set_source(n, stub(n))
+        assert "not run in the browser" not in page.check(n)["text"]
+
+
+def mistake_in_stage_5():
+    from autograd_kata.maintainer.mistakes import MISTAKES
+    return next(m for m in MISTAKES if m.id == "no-reverse")
+
+
+def test_a_classic_mistake_in_stage_5_is_named_as_kata_check_5_names_it(page, terminal):
+    mistake = mistake_in_stage_5()
+    source = reference(5)
+    assert source.count(mistake.old) == 1
+    source = source.replace(mistake.old, mistake.new)
+    page.set_source(5, source)
+    got = page.check(5)
+    assert got["passed"] is False
+    said = terminal_says(terminal, 5, source, "check", "5")
+    assert failure_block(got["text"]) == failure_block(said)
+    assert mistake.phrase in got["text"]
+
+
+def looping_stage_5() -> tuple[str, int]:
+    """The stage-5 reference with an endless loop as backward()'s first statement, and its line."""
+    lines = reference(5).splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("def backward(")) + 1
+    if lines[at].strip().startswith('"""'):  # after the docstring
+        at = next(j for j in range(at, len(lines)) if lines[j].rstrip().endswith('"""')
+                  and (j > at or lines[j].strip().count('"""') == 2)) + 1
+    lines.insert(at, HANG_LINE)
+    return "".join(lines), at + 1
+
+
+def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_check_works(page, terminal):
+    source, line = looping_stage_5()
+    page.set_source(5, source)
+    got = page.check(5)
+    assert got["passed"] is False
+    place = f"exercises/stage05_backward.py:{line}"
+    assert "hung: " in got["text"] and place in got["text"], got["text"]
+    said = terminal_says(terminal, 5, source, "check", "5")
+    assert place in said, "kata check 5 names the same line"
+    hung = [ln for ln in got["text"].splitlines() if "hung: " in ln]
+    assert hung == [ln for ln in said.splitlines() if "hung: " in ln]
+    page.set_source(5, reference(5))
+    assert page.check(5)["passed"] is True, "after a hang the page still works"
+
+
+def test_an_edit_after_a_pass_is_what_the_next_check_tests(page):
+    """pytest.main twice in one process would test the module imported the first time,
+    unless every module of the kata is dropped before each run."""
+    page.set_source(2, reference(2))
+    assert page.check(2)["passed"] is True
+    page.set_source(2, stub(2))
+    got = page.check(2)
+    assert got["passed"] is False and "not written yet" in got["text"]
+
+
+def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_again(page):
+    """No Python event to stop it at: the page's watchdog ends the worker and starts a new one."""
+    source, _ = looping_stage_5()
+    source = source.replace(HANG_LINE, "        import itertools; sum(itertools.count())  # a loop in C\n")
+    page.set_source(5, source)
+    page.call("(window.kata.watchdogMs = 4000)")
+    try:
+        got = page.check(5)
+    finally:
+        page.call("(window.kata.watchdogMs = 60000)")
+    assert got["passed"] is False
+    assert got["text"].splitlines() == [
+        "hung: a test ran past its time limit and stopped every test",
+        "The page stopped the run and started Python again; your code is kept."]
+    assert page.call("window.kata.getSource(5)") == source
+    page.set_source(5, reference(5))
+    assert page.check(5)["passed"] is True, "the new worker checks the next edit"
+
+
+def test_on_a_cross_origin_isolated_page_a_hang_in_c_is_stopped_and_the_next_check_works(site):
+    """With COOP/COEP headers the page first tries Pyodide's interrupt buffer; a loop in C that
+    never looks at it still ends in a new worker, which must not inherit the interrupt."""
+    source, _ = looping_stage_5()
+    source = source.replace(HANG_LINE, "        import itertools; sum(itertools.count())  # a loop in C\n")
+    url, stop = serve(site, Isolated)
+    try:
+        with browser_at(url) as isolated:
+            assert isolated.call("self.crossOriginIsolated") is True
+            isolated.set_source(5, source)
+            isolated.call("(window.kata.watchdogMs = 3000)")
+            got = isolated.check(5)
+            assert got["passed"] is False and "hung: " in got["text"]
+            isolated.set_source(5, reference(5))
+            assert isolated.check(5)["passed"] is True
+    finally:
+        stop()
+
+
+def test_set_lang_ja_gives_the_japanese_lines(page, terminal):
+    try:
+        assert page.call("window.kata.setLang('ja')") == "ja"
+        page.set_source(1, stub(1))
+        got = page.check(1)
+        said = terminal_says(terminal, 1, None, "check", "1", "--lang", "ja")
+        assert got["text"] == said
+        assert "まだ書かれていません" in got["text"]
+        assert page.call("document.querySelector('#check').textContent") == "チェック"
+    finally:
+        page.call("window.kata.setLang('en')")
+
+
+def test_hint_and_diff_previous_show_what_the_commands_show(page, terminal):
+    first = page.call("window.kata.hint(2)")
+    second = page.call("window.kata.hint(2)")
+    root = terminal
+    shutil.rmtree(root / ".kata", ignore_errors=True)
+    one = run(["kata", "hint", "2"], cwd=root, env={"NO_COLOR": "1", "KATA_LANG": ""}).stdout.rstrip("\n")
+    two = run(["kata", "hint", "2"], cwd=root, env={"NO_COLOR": "1", "KATA_LANG": ""}).stdout.rstrip("\n")
+    assert (first, second) == (one, two)
+    assert first != second, "each hint is the next level"
+    diff = page.call("window.kata.diffPrevious(3)")
+    said = run(["kata", "diff", "3", "--previous"], cwd=root, env={"NO_COLOR": "1", "KATA_LANG": ""}).stdout
+    assert diff == said.rstrip("\n")
+    assert "(stub)" in diff
+
+
+def test_reset_puts_the_stub_back_and_keeps_the_old_text(page):
+    mine = reference(2) + "\n# my notes\n"
+    page.set_source(2, mine)
+    assert page.call("window.kata.reset(2)") == stub(2)
+    assert page.call("window.kata.getSource(2)") == stub(2)
+    assert page.call("window.kata.restore(2)") == mine
+    assert page.call("window.kata.getSource(2)") == mine
+
+
+def test_download_gives_the_learners_exercises(page):
+    mine = reference(3) + "\n# downloaded\n"
+    page.set_source(3, mine)
+    data = page.call("window.kata.download().then(() => window.kata.lastDownload())")
+    archive = zipfile.ZipFile(__import__("io").BytesIO(bytes(data)))
+    names = set(archive.namelist())
+    assert {s.source("exercises") for s in STAGES} <= names
+    assert archive.read(stage(3).source("exercises")).decode("utf-8") == mine
+
+
+def test_a_reload_keeps_the_source_and_a_new_visitor_gets_the_browsers_language(page):
+    mine = stub(4).replace('"""', '"""Mine. ', 1)
+    page.set_source(4, mine)
+    agent = page.driver.execute_script("return navigator.userAgent")
+    page.driver.execute_script("localStorage.removeItem('kata:lang')")  # no language chosen yet
+    page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "ja-JP,ja"})
+    try:
+        page.driver.refresh()
+        page.ready()
+        assert page.call("window.kata.getSource(4)") == mine
+        assert page.call("window.kata.language()") == "ja"
+        assert page.call("document.querySelector('#hint').textContent") == "ヒント"
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
+        page.call("window.kata.setLang('en')")
+    page.set_source(4, stub(4))
+
+
+def test_the_site_holds_no_reference_code_and_says_its_versions(site, page):
+    from autograd_kata.classroom.release import scan
+    unpacked = Path(tempfile.mkdtemp(prefix="kata-site-zip-"))
+    try:
+        with zipfile.ZipFile(site / "kata.zip") as archive:
+            archive.extractall(unpacked)
+        assert not (unpacked / "solutions").exists()
+        assert scan(unpacked, ROOT) == []
+    finally:
+        shutil.rmtree(unpacked, ignore_errors=True)
+    footer = page.call("document.querySelector('#versions').textContent")
+    assert f"Pyodide {site_build.PYODIDE_VERSION}" in footer and "pytest==" in footer
+    assert (site / "explore.en.html").is_file() and (site / "explore.ja.html").is_file()
+    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    assert size < 20e6, f"the site is {size / 1e6:.1f} MB"
+    assert not re.search(r"https?://(?!127\.0\.0\.1)", (site / "worker.js").read_text() + (site / "kata.js").read_text())
