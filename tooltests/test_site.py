@@ -97,7 +97,8 @@ def test_the_time_limit_stops_a_loop_in_the_katas_code_and_names_its_line(tmp_pa
     assert time.monotonic() - started < 2.5
     lines = [f.lineno for f in traceback.extract_tb(caught.value.__traceback__) if f.filename == str(module)]
     assert lines and lines[-1] in (3, 4), lines
-    assert sys.gettrace() is None and (not hasattr(sys, "monitoring") or sys.monitoring.get_tool(limits.TOOL_ID) is None)
+    assert sys.gettrace() is None
+    assert not hasattr(sys, "monitoring") or sys.monitoring.get_tool(limits.TOOL_ID) is None
 
 
 def test_a_student_copy_gives_its_own_files_and_no_reference(tmp_path):
@@ -447,7 +448,8 @@ def test_a_reload_keeps_the_source_and_a_new_visitor_gets_the_browsers_language(
         assert page.call("window.kata.language()") == "ja"
         assert page.call("document.querySelector('#hint').textContent") == "ヒント"
     finally:
-        page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
+        page.driver.execute_cdp_cmd("Emulation.setUserAgentOverride",
+                                    {"userAgent": agent, "acceptLanguage": "en-US,en"})
         page.call("window.kata.setLang('en')")
     page.set_source(4, stub(4))
 
@@ -467,4 +469,5 @@ def test_the_site_holds_no_reference_code_and_says_its_versions(site, page):
     assert (site / "explore.en.html").is_file() and (site / "explore.ja.html").is_file()
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     assert size < 20e6, f"the site is {size / 1e6:.1f} MB"
-    assert not re.search(r"https?://(?!127\.0\.0\.1)", (site / "worker.js").read_text() + (site / "kata.js").read_text())
+    scripts = (site / "worker.js").read_text() + (site / "kata.js").read_text()
+    assert not re.search(r"https?://(?!127\.0\.0\.1)", scripts)

@@ -19,8 +19,9 @@ Where Pyodide and the wheels come from: ``--pyodide`` (the npm tarball
 ``pyodide-VERSION.tgz``, as ``npm pack pyodide@VERSION`` writes it, or its
 unpacked ``package/`` folder) and ``--wheels`` (a folder, as ``pip download
 --no-deps`` fills it); both default to ``.kata/site-deps/``, which ``--fetch``
-fills by those two commands (``KATA_SITE_DEPS=FOLDER`` names another folder).  Every file is checked against the sha256 pinned
-below; a file that does not match is refused, naming it.
+fills by those two commands (``KATA_SITE_DEPS=FOLDER`` names another folder).
+Every file is checked against the sha256 pinned below; a file that does not
+match is refused, naming it.
 """
 from __future__ import annotations
 
@@ -96,7 +97,9 @@ def pyodide_files(source: Path) -> dict[str, bytes]:
             for member in archive.getmembers():
                 name = member.name.removeprefix("package/")
                 if name in PYODIDE_FILES and member.isfile():
-                    found[name] = archive.extractfile(member).read()
+                    handle = archive.extractfile(member)
+                    if handle is not None:  # None only for a member that is not a regular file
+                        found[name] = handle.read()
     elif source.is_dir():
         folder = source / "package" if (source / "package" / "pyodide.mjs").is_file() else source
         found = {name: (folder / name).read_bytes() for name in PYODIDE_FILES if (folder / name).is_file()}
@@ -151,7 +154,7 @@ def learner_files(root: Path) -> dict[str, bytes]:
             wanted = [rel for rel in source_files(root) if student_role(rel) in (*PROTECTED_ROLES, "exercise")
                       or rel.startswith("hints/") or rel == "pyproject.toml"]
             write_student_tree(root, staging, files=wanted)
-            said = []
+            said: list[str] = []
             if refuse_leaks(staging, root, "the site", out=said.append):
                 raise Refusal("\n".join(said), code=1, where="site")
         else:  # a student copy: its own files, and its pristine stubs for Reset
@@ -194,7 +197,7 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dic
                                     else None))
     try:
         for name in STATIC:
-            (staging / name).write_bytes(resources.files("autograd_kata.site").joinpath("static", name).read_bytes())
+            (staging / name).write_bytes((resources.files("autograd_kata.site") / "static" / name).read_bytes())
         (staging / "pyodide").mkdir()
         for name, data in runtime.items():
             (staging / "pyodide" / name).write_bytes(data)

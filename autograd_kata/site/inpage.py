@@ -28,7 +28,13 @@ import os
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autograd_kata.core.manifest import Stage
+    from autograd_kata.core.runner import StageResult
 
 ROOT = Path("/kata")
 KEEP = ("autograd_kata",)  # the tool: never edited by the learner, kept imported between runs
@@ -65,12 +71,12 @@ def language(lang: str | None) -> None:
 def forget_kata_modules(root: Path | None = None) -> list[str]:
     """Drop every module imported from the kata's folder except the tool itself:
     a second ``pytest.main`` would otherwise test the module imported by the first."""
-    root = str(Path(root or ROOT)) + "/"
+    prefix = str(Path(root or ROOT)) + "/"
     dropped = []
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None) or ""
         paths = list(getattr(module, "__path__", None) or [])
-        inside = where.startswith(root) or any(str(p).startswith(root) for p in paths)
+        inside = where.startswith(prefix) or any(str(p).startswith(prefix) for p in paths)
         if inside and name.split(".")[0] not in KEEP:
             del sys.modules[name]
             dropped.append(name)
@@ -79,13 +85,18 @@ def forget_kata_modules(root: Path | None = None) -> list[str]:
     return dropped
 
 
-def run(impl, stages, root) -> dict:
-    """``core.runner.run``'s contract, in this process: every stage's ``StageResult``."""
+def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Path | None = None,
+        timeout: float = 300, extra: Sequence[str] = ()) -> dict[int, StageResult]:
+    """``core.runner.run``'s contract, in this process: every stage's ``StageResult``
+    (its signature too, so that it can stand in for it).  ``timeout`` bounds the
+    pytest child there; here there is no child, and each test's limit is
+    ``site.limits``'.  ``root`` defaults to the page's kata folder."""
     import pytest
 
     from autograd_kata.core import i18n, runner
-    root = Path(root)
-    stages = list(stages)
+    from autograd_kata.core.manifest import STAGES
+    root = Path(root or ROOT)
+    stages = list(STAGES if stages is None else stages)
     forget_kata_modules(root)
     env = runner.child_env(impl)
     for key in [k for k in os.environ if runner.LEAKY_ENV.match(k)]:
@@ -93,7 +104,7 @@ def run(impl, stages, root) -> dict:
     os.environ.update({k: v for k, v in env.items() if k in ("KATA_IMPL", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", i18n.ENV)})
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
         out = Path(tmp) / "results.json"
-        args = runner.pytest_command(impl, stages, out, root=root)[3:] + ["-p", "autograd_kata.site.limits"]
+        args = runner.pytest_command(impl, stages, out, extra, root=root)[3:] + ["-p", "autograd_kata.site.limits"]
         printed = _Captured()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             code = pytest.main(args)
@@ -159,9 +170,9 @@ def check(number: int, lang: str | None = None) -> dict:
     one line naming the tests the page leaves out (``native_only``), if any."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import stage
+    from autograd_kata.learner import commands
     from autograd_kata.learner.feedback import short_name
     from autograd_kata.site import limits
-    from autograd_kata.learner import commands
     limits.LEFT_OUT.clear()
     code, text = command(lambda: commands.check(stage=str(number)), lang)
     if limits.LEFT_OUT:

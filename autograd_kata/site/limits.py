@@ -31,6 +31,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -55,8 +56,8 @@ class Limiter:
 
     def __init__(self, root: str):
         self.prefixes = _watched_prefixes(root)
-        self.until = None          # time.monotonic() past which watched code is stopped
-        self.make_error = None     # what to raise then
+        self.until: float | None = None  # time.monotonic() past which watched code is stopped
+        self.make_error: Callable[[], BaseException] | None = None  # what to raise then
         self._monitoring = getattr(sys, "monitoring", None)
         self._on = False
 
@@ -66,6 +67,7 @@ class Limiter:
     # --- sys.monitoring (3.12+) ---------------------------------------------
     def _callback(self, code, *_):
         if not self.watched(code.co_filename):
+            assert self._monitoring is not None  # this callback is registered only where sys.monitoring is
             return self._monitoring.DISABLE
         if self.until is not None and time.monotonic() > self.until:
             self._fire()
@@ -92,9 +94,10 @@ class Limiter:
         # loop); not at once, so that the test's report (which may call the
         # learner's ``__repr__``) is written in peace.
         self.until = time.monotonic() + 1.0
+        assert self.make_error is not None  # set by start(), as the deadline that fired
         raise self.make_error()
 
-    def start(self, seconds: float, make_error) -> None:
+    def start(self, seconds: float, make_error: Callable[[], BaseException]) -> None:
         self.until = time.monotonic() + seconds
         self.make_error = make_error
         if self._on:
