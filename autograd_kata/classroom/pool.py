@@ -94,16 +94,24 @@ class Lease:
             self.fd = None
 
 
+def _try_lock(n) -> int | None:
+    """The lock of user ``n``, held, if nobody else holds it."""
+    fd = _open_lock(n)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def acquire(wait: float = 600.0) -> Lease | None:
     """A cleaned user nobody else holds; None if no user can be had (no useradd)."""
     deadline = time.monotonic() + wait
     while True:
         for n in range(1, SIZE + 1):
-            fd = _open_lock(n)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
+            fd = _try_lock(n)
+            if fd is None:
                 continue
             found = ensure(n)
             if found is None:
@@ -121,11 +129,8 @@ def acquire(wait: float = 600.0) -> Lease | None:
 def _unheld():
     """The uid of each pool user no running sandbox holds, locked while the caller looks."""
     for n in existing():
-        fd = _open_lock(n)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+        fd = _try_lock(n)
+        if fd is None:
             continue
         try:
             found = ids(name(n))
