@@ -402,7 +402,7 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
                     except OSError:
                         pass
             try:
-                proc.wait(timeout=2)
+                proc.wait(timeout=10)  # its parents reap it and end; a loaded machine may take seconds
             except subprocess.TimeoutExpired:
                 pass
             try:

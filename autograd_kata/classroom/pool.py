@@ -147,10 +147,12 @@ def sweep() -> None:
 
 
 def leftovers() -> list[str]:
-    """What the users no sandbox holds still have (nothing, when every grading ended well)."""
+    """What the users no sandbox holds still have (nothing, when every grading ended well): live
+    processes and IPC objects.  (A zombie is dead; a grading still running may hold one until it
+    reaps its orphans at its end, and a lease skips a user that has one.)"""
     found = []
     for uid in _unheld():
-        found += [f"process {pid} of uid {uid}" for pid in processes_of(uid, zombies=True)]
+        found += [f"process {pid} of uid {uid}" for pid in processes_of(uid)]
         found += [f"{kind} {number} of uid {uid}" for kind, number in ipc_of(uid)]
     return found
 
