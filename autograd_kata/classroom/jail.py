@@ -395,8 +395,8 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
             zombie left to another parent would still count against the uid's one process)."""
             if lease:
                 pool.kill_user(lease.uid)
-            else:
-                for pid in _descendants(proc.pid)[-1:]:  # the deepest: the sandbox under its parents
+            else:  # the deepest: the sandbox under its parents (userns), or the one process (none)
+                for pid in _descendants(proc.pid)[-1:] or [proc.pid]:
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
