@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 from autograd_kata import __version__
@@ -104,21 +103,16 @@ def init_command(folder: str = INIT_FOLDER) -> int:
     root = None if kit.is_dir() else _clone_root()
     if not kit.is_dir() and root is None:
         raise Refusal(t("init.no_kit", kit=kit), 2, where="init")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.kata-init-", dir=dest.parent))
-    try:
+    from autograd_kata.classroom.release import install, staged
+
+    with staged(dest, "kata-init") as staging:
         if root is None:
             shutil.copytree(kit, staging, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             write_kit(root, staging)
         count = sum(1 for p in staging.rglob("*") if p.is_file())
-        if dest.exists():
-            dest.rmdir()
-        staging.rename(dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        install(staging, dest)
     print(t("init.done", n=count, folder=dest))
     print(t("init.next", folder=folder))
     return 0

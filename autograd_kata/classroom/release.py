@@ -22,6 +22,7 @@ Before it finishes, the command scans its own output for reference code (see
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -394,6 +395,26 @@ def _exercise_stage(rel: str) -> Stage | None:
 
 # --- the command ------------------------------------------------------------
 
+@contextlib.contextmanager
+def staged(dest: Path, tag: str):
+    """A fresh folder beside ``dest`` to write a copy into, removed when the block ends unless
+    ``install`` made it ``dest``: a copy that fails midway (or leaks) leaves nothing behind."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{tag}-", dir=dest.parent))
+    try:
+        yield staging
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def install(staging: Path, dest: Path) -> None:
+    """The staged copy becomes ``dest`` (missing, or an empty folder), in one rename."""
+    if dest.exists():
+        dest.rmdir()
+    staging.rename(dest)
+
+
 def release(root: Path, dest: Path, out=print, with_diff: bool = False) -> int:
     """Write a student copy of ``root`` to ``dest``. Exit code: 0 done, 1 a leak
     (nothing is left behind); ``Refusal`` (code 2) when ``dest`` is not empty or
@@ -405,19 +426,12 @@ def release(root: Path, dest: Path, out=print, with_diff: bool = False) -> int:
         raise Refusal(f"{dest} is inside the kata itself; choose a folder outside {root}.", 2, where="release")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise Refusal(f"{dest} exists and is not an empty folder; refusing to overwrite it.", 2, where="release")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.kata-release-", dir=dest.parent))
-    try:
+    with staged(dest, "kata-release") as staging:
         written = write_student_tree(root, staging, with_diff=with_diff)
         written += write_release_checks(staging)
         if refuse_leaks(staging, root, f"the student copy {dest}", out):
             return 1
-        if dest.exists():
-            dest.rmdir()
-        staging.rename(dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        install(staging, dest)
     out(f"kata release: wrote {len(written)} files to {dest}")
     out("  no solutions/ and no solution region's text anywhere (scanned).")
     out(f"  pristine stubs for `kata reset`: {PRISTINE_DIR}/exercises/")
