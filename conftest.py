@@ -33,8 +33,8 @@ import pytest
 from autograd_kata.core import explain
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
-from autograd_kata.core.results import record_kind
-from expect import RuleBroken
+from autograd_kata.core.results import record_kind, record_said
+from expect import SAID, RuleBroken
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
 # test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop
@@ -257,13 +257,34 @@ def _is_timeout(error) -> bool:
 def pytest_runtest_setup(item):
     """After a stage's first hang, its other tests are not run: one loop costs seconds, not minutes."""
     stage = _stage_of(item)
+    SAID.clear()
     hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
     if hung:
         pytest.skip(t("check.not_run.prefix") + t("check.not_run", n=stage.number, test=hung))
 
 
+def _lineless_frames_dropped(excinfo) -> None:
+    """Drop the traceback entries that have no line number.  A time limit that fires
+    inside the learner's loop can leave one (CPython gives ``tb_lineno`` None for an
+    instruction without a line), and pytest's own report of it then dies with an
+    INTERNALERROR, which ended the run with no verdict for that test."""
+    if excinfo is None:
+        return
+    entries = list(excinfo.traceback)
+    kept = [e for e in entries if e._rawentry.tb_lineno is not None]
+    if len(kept) < len(entries):
+        excinfo.traceback = type(excinfo.traceback)(kept)
+        tb = excinfo.value.__traceback__
+        while tb is not None and tb.tb_next is not None:  # the same for explain's own walk
+            if tb.tb_next.tb_lineno is None:
+                tb.tb_next = tb.tb_next.tb_next
+            else:
+                tb = tb.tb_next
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
+    _lineless_frames_dropped(call.excinfo)
     report = yield
     not_run = t("check.not_run.prefix")
     if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
@@ -274,6 +295,8 @@ def pytest_runtest_makereport(item, call):
     if not report.failed:
         return report
     record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
+    if SAID:
+        record_said(report, list(SAID), mistake_named(SAID, _stage_of(item)))
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
@@ -300,6 +323,16 @@ def pytest_runtest_makereport(item, call):
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
     return report
+
+
+def mistake_named(said, stage) -> str | None:
+    """The classic mistake (``classroom.mistakes``' label id) that the failure's messages
+    name, found in their English wording whatever language the run speaks; None if none."""
+    from autograd_kata.classroom.mistakes import PHRASES
+
+    english = "\n".join(text.render("en") if hasattr(text, "render") else str(text) for text in said)
+    return next((ident for number, phrase, ident in PHRASES
+                 if stage is not None and number == stage.number and phrase in english), None)
 
 
 def kind_of(error, report) -> str:

@@ -67,7 +67,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "store float(data)"),
     Mistake("prev-is-a-tuple", 1, "keeps the children as the tuple they came in, not a set",
             "self._prev = set(_children)", "self._prev = _children",
-            "expected set()"),
+            "expected a set"),
     Mistake("no-type-check", 1, "accepts anything float() accepts, so Value('3') is stored",
             "        if not isinstance(data, (float, int)):  # float first: what every op passes\n"
             "            raise TypeError(f\"Value() takes an int or float, not {type(data).__name__}: {data!r}\")\n",
@@ -267,6 +267,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "                node._backward = _spent  # used once: drop the closure and what it holds\n",
             "                pass\n",
             "but nothing was raised: the first backward() released the graph"),
+    Mistake("refuses-a-fresh-graph", 7, "refuses every graph whose rules are not spent, a fresh one included",
+            "            if node._backward is _spent:\n",
+            "            if node._prev and node._backward is not _spent:\n",
+            "this graph was never walked back"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
             "        for node in order:\n"
             "            if node._backward is _spent:\n"
@@ -301,6 +305,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "seeding with = 1.0 throws the old gradient away"),
 
     # -- stage 8: a network that learns --------------------------------------------------
+    Mistake("every-layer-takes-nin", 8, "builds every layer with the MLP's nin inputs",
+            "self.layers = [Layer(sizes[i], sizes[i + 1],", "self.layers = [Layer(nin, sizes[i + 1],",
+            "a layer's inputs are the outputs of the layer before"),
     Mistake("last-layer-relu", 8, "puts a ReLU on the last layer too",
             "nonlin=i < len(nouts) - 1", "nonlin=True",
             "the last layer must be linear"),
