@@ -83,10 +83,26 @@ def misplaced(order):
     return None
 
 
-def order_trouble(order):
-    """What is wrong with ``order`` as an inputs-first order, or None.  Names the
-    learner's move only when the list proves it: an exactly reversed order."""
+def reachable(root):
+    """Every node ``root`` depends on, by the test's own walk of _prev."""
+    seen, stack = {id(root): root}, [root]
+    while stack:
+        for child in stack.pop()._prev:
+            if id(child) not in seen:
+                seen[id(child)] = child
+                stack.append(child)
+    return seen
+
+
+def order_trouble(order, root=None):
+    """What is wrong with ``order`` as an inputs-first order (of ``root``'s graph, when
+    given), or None.  Names the learner's move only when the list proves it: an exactly
+    reversed order, nodes left out."""
     ids = [id(node) for node in order]
+    if root is not None:
+        left_out = [repr(node) for key, node in reachable(root).items() if key not in set(ids)]
+        if left_out:
+            return t("s5.left_out", missing=", ".join(left_out[:4]))
     if len(ids) != len(set(ids)):
         return t("s5.duplicates", entries=len(ids), distinct=len(set(ids)), once=ONCE)
     wrong = misplaced(order)
@@ -136,7 +152,7 @@ def test_backward_runs_the_rules_outputs_first(engine):
     d.backward()
     want = {"a": (a, 3.0 * -2.0), "x": (x, 3.0 * 1.5), "y": (y, 3.0), "z": (z, -2.5), "b": (b, 3.0), "p": (p, 3.0)}
     right = all(close(node.grad, g) for node, g in want.values())
-    if not right and order_trouble(d.topological_order()):  # the order tests say what is wrong with it
+    if not right and order_trouble(d.topological_order(), d):  # the order tests say what is wrong with it
         expect.fail(t("s5.order_invalid", inputs_first=INPUTS_FIRST))
     # run inputs first, each rule hands on a grad of 0 before its own has arrived
     expect.grads(t("s5.outputs_first_rule"),

@@ -209,7 +209,12 @@ def repr_rule(got, want):
         broken.append(t("s8.hidden_relu"))
     if any(kind != "Linear" for kind, _ in mine[-1]):
         broken.append(t("s8.linear_last"))
-    return "; ".join(broken) if broken else t("s8.repr_rule")
+    if not broken:
+        return t("s8.repr_rule")
+    said = broken[0]
+    for more in broken[1:]:  # joined by the catalogue, so the whole stays one message (its ids kept)
+        said = t("s8.rules_join", first=said, then=more)
+    return said
 
 
 def test_the_printed_network_shows_relu_hidden_layers_and_a_linear_last_layer(engine):

@@ -161,6 +161,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "detached from the graph"),
 
     # -- stage 5: topological backward -----------------------------------------------
+    Mistake("order-skips-leaves", 5, "follows only inputs that have inputs themselves, so the leaves are left out",
+            "                    if child not in visited:  # one visited before is already in order\n",
+            "                    if child not in visited and child._prev:\n",
+            "a node is left out"),
     Mistake("no-reverse", 5, "runs the rules in topological order, inputs first, instead of reversed",
             "for node in reversed(self.topological_order()):", "for node in self.topological_order():",
             "reverse the topological order"),
@@ -305,6 +309,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "seeding with = 1.0 throws the old gradient away"),
 
     # -- stage 8: a network that learns --------------------------------------------------
+    Mistake("mlp-never-unwraps", 8, "returns the last layer's list even when it holds one Value",
+            "return x[0] if len(x) == 1 else x", "return x",
+            "expected a single Value (so that loss"),
     Mistake("every-layer-takes-nin", 8, "builds every layer with the MLP's nin inputs",
             "self.layers = [Layer(sizes[i], sizes[i + 1],", "self.layers = [Layer(nin, sizes[i + 1],",
             "a layer's inputs are the outputs of the layer before"),
