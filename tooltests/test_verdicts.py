@@ -15,6 +15,7 @@ first, or a guess the numbers did not prove.
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import pytest
 
 from autograd_kata.core.i18n import raw
 from autograd_kata.core.manifest import STAGES, stage
-from kit import ROOT, clone, reference
+from kit import clone, reference
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,10 @@ class Case:
 CASES = (
     Case("visited-kept-in-a-list", 5, ("order, visited = [], set()", "visited.add(node)"),
          ("order, visited = [], []", "visited.append(node)"), "s5.quadratic"),
-    Case("order-skips-leaves", 5, "                    if child not in visited:  # one visited before is already in order\n",
-         "                    if child not in visited and child._prev:\n", "s5.diamond_too_few", ("s5.once", "s5.reverse")),
+    Case("order-skips-leaves", 5,
+         "                    if child not in visited:  # one visited before is already in order\n",
+         "                    if child not in visited and child._prev:\n",
+         "s5.diamond_too_few", ("s5.once", "s5.reverse")),
     Case("root-rule-skipped", 5, "for node in reversed(self.topological_order()):",
          "for node in reversed(self.topological_order()[:-1]):", "s5.root_rule_skipped", ("s5.seed",)),
     Case("fresh-graph-refused", 7, "            if node._backward is _spent:\n",
@@ -96,7 +99,6 @@ def scratch(case: Case, where: Path) -> Path:
 
 def runs(case: Case, where: Path) -> dict:
     env = {"PYTHONDONTWRITEBYTECODE": "1", "KATA_IMPL": "", "NO_COLOR": "1"}
-    import os
     env = {**os.environ, **env}
     got = {}
     for lang in ("en", "ja"):
