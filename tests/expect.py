@@ -15,17 +15,14 @@ from pytest_check import check
 
 from autograd_kata.core.i18n import t
 
+# RuleBroken: a failed expectation whose message is the whole story (no traceback needed);
+# SAID: every failure message of the running test, as said (i18n.Text), which the teaching
+# verdicts read after the test to record the messages as data and the mistake they name.
+from autograd_kata.core.verdicts import SAID, RuleBroken
+
 TOL = 1e-6
 
 
-# Every failure message of the running test, as said (``i18n.Text``: its catalogue ids and
-# fields): the root conftest empties it before a test and reads it after, to record the
-# messages as data and the classic mistake they name.
-SAID: list = []
-
-
-class RuleBroken(AssertionError):
-    """A failed expectation whose message is the whole story (no traceback needed)."""
 
 
 def close(got, want, tol=TOL):

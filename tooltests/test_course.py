@@ -21,9 +21,9 @@ import yaml
 from autograd_kata.classroom import course
 from autograd_kata.classroom.grade import Report, StageGrade
 from autograd_kata.classroom.grade import TestResult as Result
-from autograd_kata.classroom.mistakes import PHRASES, label
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.mistakes import PHRASES, label
 from kit import reference, run, stub
 
 pytestmark = pytest.mark.timeout(240)

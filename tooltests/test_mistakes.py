@@ -168,7 +168,7 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
     the planted one's makes true too). Grading through the judge is test_course.py's."""
     from autograd_kata.classroom.course import class_summary, record, stubs
     from autograd_kata.classroom.grade import Report, StageGrade, TestResult
-    from autograd_kata.classroom.mistakes import label
+    from autograd_kata.core.mistakes import label
 
     if set(outcomes) != {m.id for m in MISTAKES}:
         pytest.skip("needs every mistake's run: run the whole file")

@@ -41,11 +41,11 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.classroom.formats import render
-from autograd_kata.classroom.mistakes import PHRASES, label, named_in
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.manifest import stage as stage_by_number
+from autograd_kata.core.mistakes import PHRASES, label, named_in
 
 # a stage's status in the summary, in the summary's order
 STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")

@@ -16,7 +16,7 @@ name, then a rename). Its shape::
                 "kind": null | one of KINDS (what sort of failure: data, not words),
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "said": [{"id": "expect.hint", "args": {...}}, ...] (the message as data: i18n.Text),
-                "mistake": null | the classic mistake it names (a classroom.mistakes label id),
+                "mistake": null | the classic mistake it names (a core.mistakes label id),
                 "duration": 0.0012}]}
 
 A test's outcome is the worst of its phases (setup, call, teardown); "error"
@@ -49,7 +49,7 @@ def record_kind(report, kind: str) -> None:
 
 def record_said(report, said: list, mistake: str | None) -> None:
     """Keep ``report``'s failure messages as data (``i18n.Text``) and the classic mistake
-    they name (a label id of ``classroom.mistakes``, or None), for the results file."""
+    they name (a label id of ``core.mistakes``, or None), for the results file."""
     report.user_properties = [p for p in report.user_properties if p[0] not in (SAID_PROPERTY, MISTAKE_PROPERTY)]
     report.user_properties += [(SAID_PROPERTY, [text.data() for text in said[:20]]), (MISTAKE_PROPERTY, mistake)]
 

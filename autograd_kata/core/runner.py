@@ -74,7 +74,7 @@ class Outcome:
     status: str      # passed, failed, error, skipped
     message: str = ""
     named: str | None = None  # the kind the test process named (results.KINDS)
-    mistake: str | None = None  # the classic mistake its message names (classroom.mistakes label id)
+    mistake: str | None = None  # the classic mistake its message names (core.mistakes label id)
 
     @property
     def kind(self) -> str:
