@@ -20,7 +20,7 @@ FORMATS = ("text", "json", "gradescope", "junit")
 
 
 def title(stage, lang: str = "en") -> str:
-    return t_in(lang, f"title.stage{stage.number}")
+    return t_in(lang, stage.title_id)
 
 
 def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:

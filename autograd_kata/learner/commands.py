@@ -20,7 +20,7 @@ from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
-from autograd_kata.core.manifest import STAGES, find_root
+from autograd_kata.core.manifest import STAGES, check_ids, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
 from autograd_kata.core.term import say
 from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, stage_state, state_name, title
@@ -52,6 +52,7 @@ def rel(path: Path, root: Path) -> str:
 
 def status() -> int:
     root = find_root()
+    check_ids()  # an added stage without its title or lesson in the catalogue: one line that names it
     style = make_style()
     got = results(STAGES, root)
     titles = {s.number: title(s) for s in STAGES}
@@ -91,6 +92,7 @@ def status() -> int:
 
 def check(stage: str | None = None, everything: bool = False) -> int:
     root = find_root()
+    check_ids()
     style = make_style()
     if stage is None:
         s = first_unfinished(results(STAGES, root))

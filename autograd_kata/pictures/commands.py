@@ -174,11 +174,11 @@ def _example(Value, number: int):
     return L, names, "L = tanh(a*b + c)"
 
 
-def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].number, impl: str = "exercises",
+def graph_command(expr: str | None = None, sets=(), stage: int | str | None = None, impl: str = "exercises",
                   out: str | None = None, no_backward: bool = False, open_it: bool = False) -> int:
     from autograd_kata.pictures import graph
 
-    stage = manifest.stage(stage)
+    stage = manifest.role("mlp") if stage is None else manifest.stage(stage)
     if out is not None and Path(out).suffix.lower().lstrip(".") not in ("txt", "dot", "gv", *graph.GRAPHVIZ_FORMATS):
         raise Refusal(t("graph.bad_suffix", name=repr(Path(out).name)), code=2, where="graph")  # before any work
     try:
@@ -290,7 +290,7 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
 
     if steps < 1 or points < 4 or batch < 1:
         raise Refusal(t("train.bad_sizes"), code=2, where=None)
-    stage = manifest.STAGES[-1]
+    stage = manifest.role("mlp")
     xs, ys = trainer.two_moons(points, noise=noise, seed=seed)
     started = time.perf_counter()
     while True:
