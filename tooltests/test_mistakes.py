@@ -145,9 +145,10 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
     summary (classroom/course.py) names exactly the planted mistakes, each under its label with
     exactly the students who made it (and, for a student, only what ALSO_TRUE or a phrase inside
     the planted one's makes true too). Grading through the judge is test_course.py's."""
-    from autograd_kata.classroom.course import class_summary, record, stubs
-    from autograd_kata.classroom.grade import Report, StageGrade, TestResult
+    from autograd_kata.classroom.class_outputs import class_summary
     from autograd_kata.classroom.mistakes import label
+    from autograd_kata.classroom.records import record, stubs
+    from autograd_kata.classroom.report import Report, StageGrade, TestResult
 
     if set(outcomes) != {m.id for m in MISTAKES}:
         pytest.skip("needs every mistake's run: run the whole file")
