@@ -64,7 +64,7 @@ def graph_command(expr: str | None = None, sets=(), stage: int | str | None = No
     except BadExpression as error:
         raise Refusal(str(error), code=2, where="graph") from None
     try:
-        engine = load(impl, stage)
+        engine = load(impl, drawn)
     except ImportError as error:
         raise Refusal(str(error), where="graph") from None
     Value = getattr(engine, "Value", None)
