@@ -1,6 +1,6 @@
 """The classic mistakes a class summary can name, by the phrase a failure says.
 
-``kata grade --class`` (``course.py``) names, per stage, the students whose
+``kata grade --class`` (its summary: ``class_outputs.py``) names, per stage, the students whose
 failures contain each phrase.  The phrases are the test messages' own words for
 a classic mistake (the maintainers' catalogue, ``maintainer/mistakes.py``,
 holds the same phrases with the code that makes each mistake; classroom may not

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import MESSAGES, t
 
 LANGS = ("en", "ja")
 IMPLS = ("exercises", "solutions")
@@ -97,8 +97,6 @@ def check_ids() -> None:
     """Raise MissingMessage naming the first catalogue id a stage names (its title or
     lesson) that autograd_kata/locales/en.po lacks; a command calls this before it
     shows titles, so an added stage without its messages is one line, not a traceback."""
-    from autograd_kata.core.i18n import MESSAGES
-
     english = MESSAGES.catalogue("en").messages
     for s in STAGES:
         for field in ("title_id", "lesson_id"):
