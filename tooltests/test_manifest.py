@@ -105,7 +105,8 @@ def test_every_title_and_lesson_id_is_in_both_catalogues():
         assert not missing, f"{lang}.po lacks {missing}"
 
 
-@pytest.mark.parametrize("argv", [["status"], [], ["check"]], ids=["status", "kata alone", "check"])
+@pytest.mark.parametrize("argv", [["status"], [], ["check"], ["hint"], ["watch"]],
+                         ids=["status", "kata alone", "check", "hint", "watch"])
 @pytest.mark.parametrize("field", ["title_id", "lesson_id"])
 def test_a_stage_whose_id_is_missing_is_one_line_that_names_it(monkeypatch, capsys, argv, field):
     """An added stage without its catalogue entries: `kata status` (and `kata`) say which

@@ -136,6 +136,7 @@ def hint(stage: str | None = None, level: int | None = None) -> int:
     from autograd_kata.core.i18n import current_language, language_name, languages, t
     from autograd_kata.core.state import hint_seen, record_hint
     root = find_root()
+    check_ids()
     style = make_style()
     if stage is None:  # as `kata check`: the first unfinished stage
         s = first_unfinished(results(STAGES, root))
@@ -275,5 +276,6 @@ def reset(stage: str, yes: bool = False) -> int:
 def watch(stage: str | None = None, poll: bool = False) -> int:
     from autograd_kata.learner.watch import watch as watch_files
     root = find_root()
+    check_ids()
     s = stage_numbered(stage) if stage is not None else None
     return watch_files(root, s, poll=poll)
