@@ -127,4 +127,5 @@ def test_a_stage_whose_id_is_missing_is_one_line_that_names_it(monkeypatch, caps
     missing = getattr(nine, field)
     assert err == (f"kata: stage {nine.number} names the message {missing} ({field} in "
                    f"autograd_kata/core/manifest.py), and the catalogue has no such message: add an entry "
-                   f"`msgid \"{missing}\"` to autograd_kata/locales/en.po, ja.po (README, \"Adding a stage\").\n")
+                   f"`msgid \"{missing}\"` to autograd_kata/locales/en.po, ja.po (the recipe: README.md, "
+                   f"\"Adding a stage\").\n")

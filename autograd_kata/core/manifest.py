@@ -103,7 +103,8 @@ def check_ids() -> None:
             msgid = getattr(s, field)
             if msgid not in english:
                 raise MissingMessage(t("manifest.missing_id", n=s.number, field=field, id=msgid,
-                                       where="autograd_kata/locales/en.po, ja.po"))
+                                       where="autograd_kata/locales/en.po, ja.po",
+                                       recipe='README.md, "Adding a stage"'))
 
 
 class NoSuchStage(Refusal, ValueError):
