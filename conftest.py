@@ -7,8 +7,10 @@
   runs against every later stage module, since each carries the earlier ones
   (except a slow test marked ``own_stage_only``).
 * Every test gets the marker of its stage: ``pytest -m stage4``.
-* A stub that is not written yet, or a module that does not import, fails
-  with one line that says what to do, instead of a traceback.
+* How a failure reads (one line for a stub not written yet or a module that
+  does not import, a hang with its line, a crash with the learner's line) and
+  what it is as data (its kind, its messages, the mistake they name) is the
+  teaching verdicts' plugin, ``autograd_kata/core/verdicts.py``, loaded here.
 * Grading runs these same tests with ``--sandbox=FOLDER``: the module is then
   imported from FOLDER by a separate sandbox process (started through
   ``autograd_kata.classroom.jail``), and ``engine`` is a proxy for it
@@ -26,15 +28,14 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 
 import pytest
 
-from autograd_kata.core import explain
-from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_module
-from autograd_kata.core.results import record_kind
-from expect import RuleBroken
+
+# the teaching verdicts (one-line failures, hangs, crashes, kinds and mistakes as data);
+# imported by pytest as a plugin, so this file imports from it only inside functions
+pytest_plugins = ("autograd_kata.core.verdicts",)
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
 # test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop
@@ -45,7 +46,6 @@ from expect import RuleBroken
 STAGE_TIMEOUT = 2.0
 HEAVY_TIMEOUT = 10.0
 HEAVY_MARKERS = ("heavy", "own_stage_only", "properties")
-HUNG = pytest.StashKey[dict]()  # test file's stage number -> where its first hang was
 
 
 def pytest_addoption(parser):
@@ -83,8 +83,6 @@ def pytest_configure(config):
                                        "it out and says so")
     config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
                                        f"instead of the default (also for own_stage_only and properties)")
-    config.stash[HUNG] = {}
-    config.pluginmanager.register(WhereToStart(), "kata-where-to-start")
 
 
 def pytest_report_header(config):
@@ -127,16 +125,6 @@ def pytest_generate_tests(metafunc):
     )
 
 
-class ModuleBroken(Exception):
-    """The stage module could not be imported."""
-
-
-def broken(name, kind, error, lineno):
-    where = t("check.at_line", line=lineno) if lineno else ""
-    return ModuleBroken(t("check.no_import", file=f"{name.replace('.', '/')}.py", where=where, kind=kind, error=error))
-
-
-
 @pytest.fixture
 def engine(request):
     """The stage module under test, e.g. ``exercises.stage04_tanh`` (with ``--sandbox``, its proxy)."""
@@ -147,6 +135,7 @@ def engine(request):
         return importlib.import_module(name)
     except Exception as error:  # a SyntaxError in the learner's file, a bad import, ...
         sys.modules.pop(name, None)
+        from autograd_kata.core.verdicts import broken
         lineno = error.lineno if isinstance(error, SyntaxError) else None
         raise broken(name, type(error).__name__, error, lineno) from None
 
@@ -158,6 +147,7 @@ def remote_engine(config, name):
     """One sandbox per stage module for the whole session; a module that does not import,
     or a sandbox that could not start, gives every later test the same one-line failure."""
     from autograd_kata.classroom import jail, remote  # grading only: the learner's run never loads them
+    from autograd_kata.core.verdicts import ModuleBroken, broken
 
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
@@ -202,7 +192,7 @@ def pytest_runtest_teardown(item, nextitem):
     result = yield
     if item.config.getoption("sandbox") and (nextitem is None or nextitem.path != item.path):
         for name in list(item.config.stash.get(SANDBOXES, {})):
-            stage = _stage_of(item)
+            stage = stage_of_module(item.module.__name__) if getattr(item, "module", None) else None
             if stage and name.rsplit(".", 1)[-1] == stage.module:
                 close_sandbox(item.config, name)
     return result
@@ -214,142 +204,9 @@ def sandbox_call_timeout() -> float:
     return float(os.environ.get("KATA_SANDBOX_TIMEOUT") or remote.CALL_TIMEOUT)
 
 
-def sandbox_errors():
-    """The sandbox's own failures (a hang, a crash), which are one plain line, as a tuple of types."""
-    remote = sys.modules.get("autograd_kata.classroom.remote")
-    return (remote.SandboxError,) if remote else ()
-
-
 def pytest_unconfigure(config):
     for found in config.stash.get(SANDBOXES, {}).values():
         if not isinstance(found, BaseException):
             found.__kata_remote__.close()
 
 
-def _stage_of(item):
-    return stage_of_module(item.module.__name__) if getattr(item, "module", None) else None
-
-
-def _module_file(item, stage) -> str:
-    """The learner's (or the reference's) module this test ran on, e.g. exercises/stage05_backward.py."""
-    callspec = getattr(item, "callspec", None)
-    name = callspec.params.get("engine") if callspec else None
-    if not isinstance(name, str):
-        name = f"{item.config.getoption('impl')}.{stage.module}"
-    return name.replace(".", "/") + ".py"
-
-
-def _test_place(error) -> str:
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if "/tests/" in f.filename.replace("\\", "/")]
-    if not frames:
-        return ""
-    f = frames[-1]
-    short = f.filename.replace("\\", "/").rsplit("/tests/", 1)[-1]
-    return f"tests/{short}:{f.lineno}: {(f.line or '').strip()}"
-
-
-def _is_timeout(error) -> bool:
-    return isinstance(error, pytest.fail.Exception) and str(error).startswith("Timeout (>")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    """After a stage's first hang, its other tests are not run: one loop costs seconds, not minutes."""
-    stage = _stage_of(item)
-    hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
-    if hung:
-        pytest.skip(t("check.not_run.prefix") + t("check.not_run", n=stage.number, test=hung))
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    not_run = t("check.not_run.prefix")
-    if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
-        path, line, text = report.longrepr
-        report.longrepr = (path, line, text[text.index(not_run):])
-        record_kind(report, "not run")
-        return report
-    if not report.failed:
-        return report
-    record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
-    checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
-              if line.startswith("FAILURE: ")]
-    error = call.excinfo.value if call.excinfo else None
-    stage = _stage_of(item)
-    if checks:  # pytest-check's soft failures: every wrong gradient, one line each
-        report.longrepr = "\n".join(checks)
-    elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
-        report.longrepr = t("check.unwritten.prefix") + explain.stub_said(error)
-    elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
-        report.longrepr = str(error)
-    elif stage is None or error is None:
-        pass
-    elif _is_timeout(error):
-        limit = str(error)[len("Timeout (>"):].split("s)", 1)[0]
-        try:
-            limit = float(limit)
-        except ValueError:
-            limit = float("nan")
-        report.longrepr = explain.hang(error, _module_file(item, stage), limit, stage.number)
-        item.config.stash[HUNG].setdefault(stage.number, item.name)
-    elif not isinstance(error, (AssertionError, pytest.fail.Exception, pytest.skip.Exception)):
-        report.longrepr = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
-                                        _test_place(error))
-    elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
-        report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
-    return report
-
-
-def kind_of(error, report) -> str:
-    """The kind of a failure (``results.KINDS``), from what was raised: the words come after.
-    A group (Hypothesis reports a flaky example as one) is the most telling of its members."""
-    members = getattr(error, "exceptions", None)  # an exception group (the backport's too, on 3.10)
-    if isinstance(members, tuple) and members and all(isinstance(e, BaseException) for e in members):
-        found = {kind_of(e, report) for e in members}
-        return next((k for k in ("hang", "unwritten", "import", "wrong", "crash") if k in found), "other")
-    if isinstance(error, NotImplementedError) and str(error).startswith("stage "):
-        return "unwritten"
-    if isinstance(error, ModuleBroken):
-        return getattr(error, "kind", "import")
-    if _is_timeout(error):
-        return "hang"
-    if sandbox_errors() and isinstance(error, sandbox_errors()):
-        return error.kind
-    if isinstance(error, (AssertionError, RuleBroken, pytest.fail.Exception)) or "FAILURE: " in report.longreprtext:
-        return "wrong"
-    if error is None or report.when != "call":
-        return "other"
-    return "crash"
-
-
-def with_learner_frames(text, frames):
-    """A judge-side traceback with the submitted file's frames put where a local run shows them:
-    before the exception line (``--tb=native``) or before the ``E`` lines (pytest's own styles)."""
-    lines = text.splitlines()
-    if lines and lines[0].startswith("Traceback"):
-        last = max((i for i, line in enumerate(lines) if line.startswith("  File ")), default=0)
-        at = next((i for i in range(last + 1, len(lines)) if not lines[i].startswith("    ")), len(lines))
-        yours = [f'  File "{file}", line {line}\n    {code}' for file, line, code in frames]
-    else:
-        at = next((i for i, line in enumerate(lines) if line.startswith("E ")), len(lines))
-        yours = [f"{file}:{line}:\n    {code}" for file, line, code in frames]
-    return "\n".join(lines[:at] + yours + lines[at:])
-
-
-class WhereToStart:
-    """A bare ``pytest`` over several stages ends with one line: where to start.
-    (A plugin object, so its ``pytest_unconfigure`` runs after pytest's last
-    summary line and beside any other ``pytest_unconfigure`` of this conftest.)"""
-
-    def pytest_unconfigure(self, config):
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None or config.getoption("kata_results", None):
-            return
-        failing = sorted({stage.number for key in ("failed", "error")
-                          for report in reporter.stats.get(key, [])
-                          if (stage := stage_of_module(report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1][:-3]))})
-        if len(failing) > 1:
-            first = failing[0]
-            reporter.write_line(t("check.where_to_start", k=len(failing), n=first))

@@ -15,11 +15,14 @@ from pytest_check import check
 
 from autograd_kata.core.i18n import t
 
+# RuleBroken: a failed expectation whose message is the whole story (no traceback needed);
+# SAID: every failure message of the running test, as said (i18n.Text), which the teaching
+# verdicts read after the test to record the messages as data and the mistake they name.
+from autograd_kata.core.verdicts import SAID, RuleBroken
+
 TOL = 1e-6
 
 
-class RuleBroken(AssertionError):
-    """A failed expectation whose message is the whole story (no traceback needed)."""
 
 
 def close(got, want, tol=TOL):
@@ -43,7 +46,9 @@ class Expect:
         self.stage = stage
 
     def _say(self, text: str) -> str:
-        return t("expect.hint", text=text, n=self.stage)
+        said = t("expect.hint", text=text, n=self.stage)
+        SAID.append(said)
+        return said
 
     def fail(self, text: str):
         raise RuleBroken(self._say(text))

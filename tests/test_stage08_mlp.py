@@ -191,10 +191,36 @@ def test_hidden_layers_apply_relu(engine):
     expect.equal(out.data, 0.25, t("s8.hidden_what"), t("s8.hidden_rule", hidden_relu=HIDDEN_RELU))
 
 
+def neurons_by_layer(text):
+    """[[("ReLU", 2), ...], ...] from a printed MLP, or None if it does not read that way."""
+    import re
+    layers = [re.findall(r"(ReLU|Linear)Neuron\((\d+)\)", part) for part in text.split("Layer of [")[1:]]
+    return [[(kind, int(n)) for kind, n in layer] for layer in layers] if layers and all(layers) else None
+
+
+def repr_rule(got, want):
+    """The one rule the printed network breaks, when its layers say which; else all of them."""
+    mine, right = neurons_by_layer(got), neurons_by_layer(want)
+    if mine is None or [len(layer) for layer in mine] != [len(layer) for layer in right]:
+        return t("s8.repr_rule")
+    broken = [t("s8.repr_inputs", layer=i + 1, got=n, want=m)
+              for i, (a, b) in enumerate(zip(mine, right)) for (_, n), (_, m) in [(a[0], b[0])] if n != m]
+    if any(kind != "ReLU" for kind, _ in sum(mine[:-1], [])):
+        broken.append(t("s8.hidden_relu"))
+    if any(kind != "Linear" for kind, _ in mine[-1]):
+        broken.append(t("s8.linear_last"))
+    if not broken:
+        return t("s8.repr_rule")
+    said = broken[0]
+    for more in broken[1:]:  # joined by the catalogue, so the whole stays one message (its ids kept)
+        said = t("s8.rules_join", first=said, then=more)
+    return said
+
+
 def test_the_printed_network_shows_relu_hidden_layers_and_a_linear_last_layer(engine):
     model = engine.MLP(2, [3, 1], seed=0)
     want = "MLP of [Layer of [ReLUNeuron(2), ReLUNeuron(2), ReLUNeuron(2)], Layer of [LinearNeuron(3)]]"
-    expect.equal(repr(model), want, "repr(MLP(2, [3, 1]))", t("s8.repr_rule"))
+    expect.equal(repr(model), want, "repr(MLP(2, [3, 1]))", repr_rule(repr(model), want))
 
 
 def test_one_output_is_a_value_several_are_a_list(engine):
@@ -206,9 +232,21 @@ def test_one_output_is_a_value_several_are_a_list(engine):
                 t("s8.two_outputs", out=repr(two)))
 
 
+def wider_works(engine) -> bool:
+    """Does the same network with a 2-wide middle layer give one Value?  Only then is a
+    failure of the 1-wide one proven to come from its width."""
+    try:
+        return isinstance(engine.MLP(2, [16, 2, 1], seed=3)([0.5, -1.0]), engine.Value)
+    except Exception:  # noqa: BLE001 - not proven either way
+        return False
+
+
 def test_a_one_wide_hidden_layer_works(engine):
+    layer = engine.Layer(2, 1)([0.5, -1.0])  # the contract itself: a list, even of one
+    expect.true(isinstance(layer, list) and len(layer) == 1,
+                t("s8.one_wide_layer", out=repr(layer), rule=t("s8.one_wide")))
     model = engine.MLP(2, [16, 1, 1], seed=3)
-    rule = t("s8.one_wide")
+    rule = t("s8.one_wide") if wider_works(engine) else t("s8.one_wide_not_alone")
     out = run(lambda: model([0.5, -1.0]), rule)
     expect.true(isinstance(out, engine.Value), t("s8.one_wide_value", out=repr(out), rule=rule))
     run(out.backward, rule)

@@ -253,7 +253,7 @@ def test_stages_run_as_parallel_as_the_cpus_this_process_may_use():
 
 def test_the_class_phrases_are_the_catalogues():
     """classroom may not import maintainer, so it keeps the phrases; they must not drift."""
-    from autograd_kata.classroom.mistakes import PHRASES
+    from autograd_kata.core.mistakes import PHRASES
     from autograd_kata.maintainer.mistakes import MISTAKES
     assert {(s, p) for s, p, _ in PHRASES} == {(m.stage, m.phrase) for m in MISTAKES}
 
@@ -280,7 +280,7 @@ def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
     assert "3 students" in summary
     lines = {line.split(" (")[0]: line for line in summary.splitlines() if line.startswith("stage ")}
     assert lines["stage 1"].endswith(": 2/3 passed (67%)") and lines["stage 2"].endswith(": 1/3 passed (33%)")
-    from autograd_kata.classroom.mistakes import label
+    from autograd_kata.core.mistakes import label
     assert f"  stage 2: {label(2, swapped.phrase)} -- 1: cy" in summary.splitlines()
 
 

@@ -102,6 +102,27 @@ def test_the_mistake_fails_its_stage_and_is_named(mistake, outcomes):
                                       f"{output[-3000:]}")
 
 
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_the_first_failure_shown_names_the_mistake(mistake, outcomes):
+    """The cause first: ``kata check`` shows one failure in full, the one that explains the most
+    (learner.feedback.ordered_failures, from the same results file the learner's run reads);
+    that one must name the mistake, not a crash or an echo that follows from it."""
+    from autograd_kata.core.runner import parse_results, read_results
+    from autograd_kata.learner.feedback import ordered_failures
+
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    results = Path(next(a for a in done.args if a.startswith("--kata-results=")).split("=", 1)[1])
+    s = stage(mistake.stage)
+    result = parse_results(read_results(results), "exercises", [s])[s.number]
+    first = ordered_failures(result)[0]
+    assert mistake.phrase in first.message, (
+        f"stage {mistake.stage} with the mistake {mistake.id!r} ({mistake.says}): the first failure kata check "
+        f"shows is {first.name} ({first.kind}), which does not say {mistake.phrase!r}:\n{first.message[:1500]}")
+
+
 #: Pairs (X, Y) where a learner with mistake X has, by the numbers, also made Y:
 #: naming Y to them is no wrong blame.  Each pair says why.
 ALSO_TRUE = {
@@ -146,9 +167,9 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
     exactly the students who made it (and, for a student, only what ALSO_TRUE or a phrase inside
     the planted one's makes true too). Grading through the judge is test_course.py's."""
     from autograd_kata.classroom.class_outputs import class_summary
-    from autograd_kata.classroom.mistakes import label
     from autograd_kata.classroom.records import record, stubs
     from autograd_kata.classroom.report import Report, StageGrade, TestResult
+    from autograd_kata.core.mistakes import label
 
     if set(outcomes) != {m.id for m in MISTAKES}:
         pytest.skip("needs every mistake's run: run the whole file")

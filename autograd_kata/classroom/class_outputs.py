@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 
 from autograd_kata.classroom.formats import render
-from autograd_kata.classroom.mistakes import PHRASES, label
 from autograd_kata.classroom.records import STATUSES
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.manifest import STAGES
 from autograd_kata.core.manifest import stage as stage_by_number
+from autograd_kata.core.mistakes import PHRASES, label
 
 
 def reports_dir(out: Path) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.classroom.discovery import find_stage_files
-from autograd_kata.classroom.mistakes import named_in
+from autograd_kata.core.mistakes import named_in
 
 # a stage's status in the summary, in the summary's order
 STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")

@@ -96,8 +96,9 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
                         t("crash.some_function"))
         op = REFLECTED.get(name)
         if op and re.search(rf"other\s*{re.escape(op)}\s*self", code):
-            return t("crash.reflected_loop", name=name, line=line, op=op,
-                     code=code.removeprefix("return ").strip())
+            order = "crash.reflected_order_free" if op in "+*" else "crash.reflected_order_matters"
+            return t("crash.reflected_loop", name=name, line=line, op=op, code=code.removeprefix("return ").strip(),
+                     fix=t(order, name=name, op=op))
         return t("crash.recursion_in", name=name, line=line)
     if kind == "TypeError" and re.search(r"object of type 'Value' has no len\(\)|'Value' object is not "
                                          r"(iterable|subscriptable)", text):

@@ -326,15 +326,61 @@ def child_env(env: dict | None = None) -> dict:
 
 # --- the messages ---------------------------------------------------------------
 
+class Text(str):
+    """A message as the learner reads it, which still knows what it is made of: its
+    catalogue id and fields (some of them messages too).  So a reader in another
+    process or language gets data, never prose: ``render(lang)`` says it again in
+    another language, ``data()`` is its JSON form and ``Text.load`` reads that
+    back; ``ids()`` are the catalogue ids it is built from.  Joined to other text
+    it becomes a plain ``str`` (and pickles as one)."""
+
+    msgid: str
+    fields: dict
+
+    def __new__(cls, value: str, msgid: str, fields: dict):
+        text = super().__new__(cls, value)
+        text.msgid, text.fields = msgid, fields
+        return text
+
+    def __reduce__(self):
+        return str, (str(self),)
+
+    def render(self, lang: str) -> str:
+        return t_in(lang, self.msgid, **{k: v.render(lang) if isinstance(v, Text) else v
+                                          for k, v in self.fields.items()})
+
+    def ids(self) -> set[str]:
+        return {self.msgid}.union(*(v.ids() for v in self.fields.values() if isinstance(v, Text)))
+
+    def data(self) -> dict:
+        def plain(v):
+            if isinstance(v, Text):
+                return v.data()
+            return v if isinstance(v, (int, float, bool)) or v is None else str(v)
+        return {"id": self.msgid, "args": {k: plain(v) for k, v in self.fields.items()}}
+
+    @classmethod
+    def load(cls, data, lang: str) -> str:
+        """The text of ``data()``'s form in ``lang``; ValueError if it is not that form
+        or names a message the catalogue does not have."""
+        if not (isinstance(data, dict) and isinstance(data.get("id"), str) and isinstance(data.get("args"), dict)):
+            raise ValueError(f"not a message: {data!r}"[:200])
+        args = {k: cls.load(v, lang) if isinstance(v, dict) else v for k, v in data["args"].items()}
+        try:
+            return t_in(lang, data["id"], **args)
+        except (UnknownMessage, KeyError, IndexError, TypeError, ValueError) as error:
+            raise ValueError(f"message {data['id']!r} cannot be said: {error}") from None
+
+
 def t(msgid: str, **fields) -> str:
     """The message ``msgid`` in the current language, formatted with ``fields``
     (``n=`` picks the plural form of a counted message)."""
-    return MESSAGES.text(msgid, current_language(), **fields)
+    return Text(MESSAGES.text(msgid, current_language(), **fields), msgid, fields)
 
 
 def t_in(lang: str, msgid: str, **fields) -> str:
     """The message in a given language (with the same fallback to English)."""
-    return MESSAGES.text(msgid, lang, **fields)
+    return Text(MESSAGES.text(msgid, lang, **fields), msgid, fields)
 
 
 def raw(msgid: str, lang: str | None = None, n: int | None = None) -> str:

@@ -10,3 +10,5 @@ is the catalogue's ``check.kind.<kind>``.
 """
 KINDS = ("import", "unwritten", "hang", "crash", "wrong", "other", "not run")
 KIND_PROPERTY = "kata_kind"  # the key in a pytest report's user_properties
+SAID_PROPERTY = "kata_said"  # ... of the failure's messages as data (i18n.Text.data(): id and args)
+MISTAKE_PROPERTY = "kata_mistake"  # ... of the classic mistake they name (core.mistakes label id)

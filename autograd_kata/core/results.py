@@ -15,12 +15,17 @@ name, then a rename). Its shape::
                 "outcome": "passed" | "failed" | "error" | "skipped",
                 "kind": null | one of KINDS (what sort of failure: data, not words),
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
+                "said": [{"id": "expect.hint", "args": {...}}, ...] (the message as data: i18n.Text),
+                "mistake": null | the classic mistake it names (a core.mistakes label id),
                 "duration": 0.0012}]}
 
 A test's outcome is the worst of its phases (setup, call, teardown); "error"
-means setup or teardown failed. A collected test that never reported (the
-session was cut short) is absent: readers count from ``collected`` and fail
-closed.
+means setup or teardown failed. A test passes only if its call phase reported
+a pass: one whose setup passed and whose call never reported (pytest itself
+broke while reporting it: an INTERNALERROR) is an "error" that says so. A
+collected test that never reported at all (the session was cut short) is
+absent: readers count from ``collected`` and fail closed, and read
+``exitstatus``: only 0 and 1 are a verdict.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.kinds import KIND_PROPERTY, KINDS
+from autograd_kata.core.kinds import KIND_PROPERTY, KINDS, MISTAKE_PROPERTY, SAID_PROPERTY
 from autograd_kata.core.manifest import stage_of_module
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -40,6 +45,15 @@ def record_kind(report, kind: str) -> None:
     """Name ``report``'s kind of failure (one of ``KINDS``), for the results file."""
     assert kind in KINDS, kind
     report.user_properties = [p for p in report.user_properties if p[0] != KIND_PROPERTY] + [(KIND_PROPERTY, kind)]
+
+
+def record_said(report, said: list, mistake: str | None) -> None:
+    """Keep ``report``'s failure messages as data (``i18n.Text``) and the classic mistake
+    they name (a label id of ``core.mistakes``, or None), for the results file."""
+    report.user_properties = [p for p in report.user_properties if p[0] not in (SAID_PROPERTY, MISTAKE_PROPERTY)]
+    report.user_properties += [(SAID_PROPERTY, [text.data() for text in said[:20]]), (MISTAKE_PROPERTY, mistake)]
+
+
 MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
 
 
@@ -69,10 +83,15 @@ class Recorder:
                 "outcome": "passed",
                 "kind": None,
                 "message": "",
+                "said": [],
+                "mistake": None,
                 "location": [report.location[0], (report.location[1] or 0) + 1],
                 "duration": 0.0,
+                "called": False,
             }
         entry["duration"] += report.duration
+        if report.when == "call" or report.skipped:
+            entry["called"] = True
         if report.passed:
             return
         if report.skipped:
@@ -86,9 +105,15 @@ class Recorder:
             entry["message"] = _message(report)
             kinds = [v for k, v in report.user_properties if k == KIND_PROPERTY]
             entry["kind"] = kinds[-1] if kinds else ("not run" if outcome == "skipped" else "other")
+            props = dict(report.user_properties)
+            entry["said"], entry["mistake"] = props.get(SAID_PROPERTY, []), props.get(MISTAKE_PROPERTY)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
+        for entry in self.tests.values():
+            if not entry.pop("called") and entry["outcome"] == "passed":
+                from autograd_kata.core.i18n import t
+                entry.update(outcome="error", kind="other", message=t("results.never_finished"))
         data = {"version": 1, "exitstatus": int(exitstatus), "collected": self.collected,
                 "tests": list(self.tests.values())}
         tmp = self.path.with_name(self.path.name + ".tmp")

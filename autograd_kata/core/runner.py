@@ -74,6 +74,7 @@ class Outcome:
     status: str      # passed, failed, error, skipped
     message: str = ""
     named: str | None = None  # the kind the test process named (results.KINDS)
+    mistake: str | None = None  # the classic mistake its message names (core.mistakes label id)
 
     @property
     def kind(self) -> str:
@@ -171,8 +172,10 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
             continue
         outcome = entry.get("outcome")
         status = outcome if outcome in ("passed", "failed", "error", "skipped") else "error"
+        mistake = entry.get("mistake")
         results[number].tests.append(Outcome(str(entry.get("name", "?")), status, str(entry.get("message", "")),
-                                             entry.get("kind") if entry.get("kind") in KINDS else None))
+                                             entry.get("kind") if entry.get("kind") in KINDS else None,
+                                             mistake if isinstance(mistake, str) else None))
     collected = data.get("collected")
     short = not isinstance(collected, int) or reported < collected
     for result in results.values():
@@ -197,6 +200,20 @@ def read_results(path: Path) -> dict:
     return data
 
 
+def broken_run(status, output: str, stages) -> str:
+    """Why a run that pytest itself did not finish gives no verdict (exit status 2-5:
+    interrupted, an internal error, a usage error, no tests): what happened, the
+    learner's line where the output names one, and pytest's own last words."""
+    what = i18n.t(f"runner.status.{status}") if status in (2, 3, 4, 5) else i18n.t("runner.status.other")
+    where = next((w for s in stages if (w := hang_location(output, s))), "")
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    last = [line for line in lines if line.startswith("INTERNALERROR>")][-1:] or lines[-1:] or [""]
+    text = i18n.t("runner.broken", status=status, what=what)
+    if where:
+        text += "\n" + i18n.t("runner.broken_at", where=where)
+    return f"{text}\n{last[0].strip()[:300]}"
+
+
 def hang_location(output: str, stage: Stage) -> str:
     """From pytest-timeout's stack dump (thread method): the innermost line of
     the stage's module, as ``path:line: text``; "" if none."""
@@ -219,15 +236,20 @@ def _run_once(impl, stages, root, timeout, extra):
             proc = subprocess.run(pytest_command(impl, stages, out, extra, root), cwd=root,
                                   env=child_env(impl), capture_output=True, text=True,
                                   encoding="utf-8", errors="replace", timeout=timeout)
-            output = proc.stdout + proc.stderr
+            output, code = proc.stdout + proc.stderr, proc.returncode
             crash = f"{i18n.t('runner.exited', code=proc.returncode)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         except subprocess.TimeoutExpired:
-            output, crash = "", i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
+            output, code, crash = "", None, i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
         if out.exists():
             try:
-                return parse_results(read_results(out), impl, stages, complete=not extra), "", ""
+                data = read_results(out)
             except ValueError as error:
                 crash = i18n.t("runner.unreadable", error=error)
+            else:
+                status = data.get("exitstatus")
+                if status in (0, 1) and code in (0, 1):
+                    return parse_results(data, impl, stages, complete=not extra), "", ""
+                crash = broken_run(status if status not in (0, 1) else code, output, stages)
         if len(stages) == 1:
             where = hang_location(output, stages[0])
             if "Timeout" in output:  # pytest-timeout's own dump: our child's output, not the learner's words

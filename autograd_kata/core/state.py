@@ -27,7 +27,8 @@ from autograd_kata.core.build import PRISTINE_DIR, pristine_path
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import Stage
 
-CACHE_VERSION = 3  # 2: results read from the JSON results channel (full messages); 3: each test's kind
+CACHE_VERSION = 4  # 2: results read from the JSON results channel (full messages); 3: each test's kind;
+# 4: the classic mistake each failure names
 
 
 def kata_dir(root: Path) -> Path:
@@ -223,7 +224,7 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
             if result_key(s, root, impl) == keys[s.number]:
                 store[f"{impl}:{s.number}"] = {
                     "key": keys[s.number], "problem": r.problem,
-                    "tests": [[t.name, t.status, t.message, t.named] for t in r.tests]}
+                    "tests": [[t.name, t.status, t.message, t.named, t.mistake] for t in r.tests]}
         try:
             save_json(cache_path(root), store)
         except OSError:

@@ -6,7 +6,9 @@ rest: failures of the same kind as "+4 more of the same kind (a wrong value)", o
 as "+1 more failing another way (a crash)"; neither claims a common cause, which
 only the numbers of each test could prove. A module that does not import
 explains every other failure, a stub not written yet explains the tests that
-reach it, a hang stops the stage, a crash comes before a wrong value.  Within
+reach it, a hang stops the stage, a wrong value that names a classic mistake
+comes before a crash (which it often causes), and a crash before any other
+wrong value.  Within
 a kind, the test file's order.  ``kata check N --all`` (and plain pytest)
 show every failing test.
 
@@ -139,10 +141,18 @@ def _names(names: list[str], shown: int = 3) -> str:
 
 
 def ordered_failures(result):
-    """The failing tests, most basic kind first, then in the test file's order."""
+    """The failing tests, the one that explains the most first: by kind, most basic
+    first, except that a wrong value naming a classic mistake comes before a crash (the
+    mistake is what the crash follows from: a step that climbs overflows later); then
+    in the test file's order."""
     failing = [(i, test) for i, test in enumerate(result.tests) if test.status != "passed"]
     rank = {kind: n for n, kind in enumerate(KIND_ORDER)}
-    failing.sort(key=lambda it: (rank.get(it[1].kind, len(rank)), it[0]))
+
+    def place(test):
+        if test.kind == "wrong" and getattr(test, "mistake", None):
+            return rank["crash"] - 0.5
+        return rank.get(test.kind, len(rank))
+    failing.sort(key=lambda it: (place(it[1]), it[0]))
     return [test for _, test in failing]
 
 

@@ -67,7 +67,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "store float(data)"),
     Mistake("prev-is-a-tuple", 1, "keeps the children as the tuple they came in, not a set",
             "self._prev = set(_children)", "self._prev = _children",
-            "expected set()"),
+            "expected a set"),
     Mistake("no-type-check", 1, "accepts anything float() accepts, so Value('3') is stored",
             "        if not isinstance(data, (float, int)):  # float first: what every op passes\n"
             "            raise TypeError(f\"Value() takes an int or float, not {type(data).__name__}: {data!r}\")\n",
@@ -161,6 +161,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "detached from the graph"),
 
     # -- stage 5: topological backward -----------------------------------------------
+    Mistake("order-skips-leaves", 5, "follows only inputs that have inputs themselves, so the leaves are left out",
+            "                    if child not in visited:  # one visited before is already in order\n",
+            "                    if child not in visited and child._prev:\n",
+            "a node is left out"),
     Mistake("no-reverse", 5, "runs the rules in topological order, inputs first, instead of reversed",
             "for node in reversed(self.topological_order()):", "for node in self.topological_order():",
             "reverse the topological order"),
@@ -267,6 +271,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "                node._backward = _spent  # used once: drop the closure and what it holds\n",
             "                pass\n",
             "but nothing was raised: the first backward() released the graph"),
+    Mistake("refuses-a-fresh-graph", 7, "refuses every graph whose rules are not spent, a fresh one included",
+            "            if node._backward is _spent:\n",
+            "            if node._prev and node._backward is not _spent:\n",
+            "this graph was never walked back"),
     Mistake("refuses-too-late", 7, "lets the spent rule raise mid-pass, after the root was already seeded",
             "        for node in order:\n"
             "            if node._backward is _spent:\n"
@@ -301,6 +309,12 @@ MISTAKES: tuple[Mistake, ...] = (
             "seeding with = 1.0 throws the old gradient away"),
 
     # -- stage 8: a network that learns --------------------------------------------------
+    Mistake("mlp-never-unwraps", 8, "returns the last layer's list even when it holds one Value",
+            "return x[0] if len(x) == 1 else x", "return x",
+            "expected a single Value (so that loss"),
+    Mistake("every-layer-takes-nin", 8, "builds every layer with the MLP's nin inputs",
+            "self.layers = [Layer(sizes[i], sizes[i + 1],", "self.layers = [Layer(nin, sizes[i + 1],",
+            "a layer's inputs are the outputs of the layer before"),
     Mistake("last-layer-relu", 8, "puts a ReLU on the last layer too",
             "nonlin=i < len(nouts) - 1", "nonlin=True",
             "the last layer must be linear"),

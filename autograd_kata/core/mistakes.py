@@ -1,11 +1,16 @@
-"""The classic mistakes a class summary can name, by the phrase a failure says.
+"""The classic mistakes a failure can name, by the phrase it says: one table, read by
+the test process and by the class summary.
 
-``kata grade --class`` (its summary: ``class_outputs.py``) names, per stage, the students whose
-failures contain each phrase.  The phrases are the test messages' own words for
-a classic mistake (the maintainers' catalogue, ``maintainer/mistakes.py``,
-holds the same phrases with the code that makes each mistake; classroom may not
-import maintainer, so the phrases live here too, and ``tooltests/test_classroom.py``
-fails when the two lists drift apart).
+The test process (the teaching verdicts, ``core/verdicts.py``) looks for each
+phrase of a failing test's stage in its messages as said in English (they are
+``i18n.Text``: said again in English whatever the run's language) and writes the
+label id into the results file (``"mistake"``); ``kata check`` shows a failure
+that names a mistake before a crash, and ``kata grade --class`` (its summary,
+``classroom/class_outputs.py``) names, per stage, the students whose failures name
+each one.  The phrases are the test messages' own words for a classic mistake (the
+maintainers' catalogue, ``maintainer/mistakes.py``, holds the same phrases with the
+code that makes each mistake; ``tooltests/test_classroom.py`` fails when the two lists
+drift apart).
 
 Each phrase has a label, ``mistake.<id>`` in ``locales/*.po``: what a student
 whose failure says that phrase has done, true of **every** way to get that
@@ -20,7 +25,7 @@ from autograd_kata.core.i18n import t_in
 PHRASES: tuple[tuple[int, str, str], ...] = (
     (1, 'expected the float 0.0', 'grad-int'),
     (1, 'store float(data)', 'data-not-float'),
-    (1, 'expected set()', 'prev-not-set'),
+    (1, 'expected a set', 'prev-not-set'),
     (1, 'must be refused, not stored', 'no-type-check'),
     (2, 'forgot `* out.grad`', 'add-mul-upstream'),
     (2, 'swapped the partials', 'mul-swapped'),
@@ -41,6 +46,8 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (4, 'operands swapped: 2 / v is not v / 2', 'rtruediv-swapped'),
     (4, 'detached from the graph', 'detached-4'),
     (5, 'reverse the topological order', 'no-reverse'),
+    (5, 'it must list every node the root depends on', 'order-misses'),
+    (5, 'a node is left out', 'order-misses'),
     (5, 'each node once', 'no-visited'),
     (5, 'seed the root', 'no-seed'),
     (5, 'a node appended when first reached comes before its inputs', 'append-early'),
@@ -57,12 +64,15 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (7, 'zero_grad() must reset every parameter', 'zero-grad-some'),
     (7, 'but nothing was raised: the first backward() released the graph', 'no-release'),
     (7, 'refuse before any grad changes', 'refuses-late'),
+    (7, 'this graph was never walked back', 'refuses-fresh'),
     (7, '1 -> 2 as in PyTorch, not 1 -> 3 as in micrograd', 'one-to-three'),
     (7, 'not the int 0', 'zero-grad-int'),
     (7, 'backward() releases the whole graph, every interior node, not only its root', 'release-root-only'),
     (7, 'seeding with = 1.0 throws the old gradient away', 'seed-equals'),
     (8, 'the last layer must be linear', 'last-relu'),
     (8, 'hidden layers apply ReLU', 'no-hidden-relu'),
+    (8, 'expected a single Value (so that loss', 'never-unwraps'),
+    (8, "a layer's inputs are the outputs of the layer before", 'layer-inputs'),
     (8, 'zip(..., strict=True)', 'zip-truncates'),
     (8, 'a 1-wide hidden layer must hand the next layer a list of one Value', 'unwraps-one'),
     (8, 'the same seed gives the same numbers', 'seed-ignored'),

@@ -1,0 +1,163 @@
+"""Verdicts without exception (issue 21): each case a learner really met, before and after.
+
+Every case is a reference module with one change, put in a scratch kata as the
+learner's ``exercises/`` module, then checked the two ways a learner checks it:
+
+* ``kata check N`` (in English and in Japanese): the stage fails, and the one
+  failure it shows in full (the first, the cause) says the catalogue message
+  that names what happened, and none of the messages that would be a guess;
+* plain ``pytest tests/test_stageNN_*.py``: exit status 1 (tests failed, never
+  3, pytest's own internal error), with the same message.
+
+Before these fixes: the quadratic order passed ``kata check 5`` ("all 9 tests
+pass") while plain pytest ended in an INTERNALERROR; the others showed a crash
+first, or a guess the numbers did not prove.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograd_kata.core.i18n import raw
+from autograd_kata.core.manifest import STAGES, stage
+from kit import clone, reference
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    stage: int
+    old: str | tuple       # exact text of the reference module, found exactly once (or several such)
+    new: str | tuple
+    says: str              # catalogue id: the first failure shown must say it
+    never: tuple = ()      # catalogue ids: no failure shown may say them (a guess)
+
+
+CASES = (
+    Case("visited-kept-in-a-list", 5, ("order, visited = [], set()", "visited.add(node)"),
+         ("order, visited = [], []", "visited.append(node)"), "s5.quadratic"),
+    Case("order-skips-leaves", 5,
+         "                    if child not in visited:  # one visited before is already in order\n",
+         "                    if child not in visited and child._prev:\n",
+         "s5.diamond_too_few", ("s5.once", "s5.reverse")),
+    Case("root-rule-skipped", 5, "for node in reversed(self.topological_order()):",
+         "for node in reversed(self.topological_order()[:-1]):", "s5.root_rule_skipped", ("s5.seed",)),
+    Case("fresh-graph-refused", 7, "            if node._backward is _spent:\n",
+         "            if node._prev and node._backward is not _spent:\n", "s7.fresh_refused"),
+    Case("step-goes-uphill", 8, "p.data -= lr * p.grad", "p.data += lr * p.grad", "s8.uphill"),
+    Case("every-layer-takes-nin", 8, "self.layers = [Layer(sizes[i], sizes[i + 1],",
+         "self.layers = [Layer(nin, sizes[i + 1],", "s8.repr_inputs", ("s8.one_wide",)),
+    Case("layer-unwraps-one", 8, "return [n(x) for n in self.neurons]  # always a list, even of one",
+         "out = [n(x) for n in self.neurons]\n        return out[0] if len(out) == 1 else out", "s8.one_wide_layer"),
+    Case("mlp-never-unwraps", 8, "return x[0] if len(x) == 1 else x", "return x", "s8.one_output"),
+    Case("train-keeps-values", 8, "losses.append(loss.data)", "losses.append(loss)", "s8.loss_floats"),
+    Case("rsub-loops", 3, "return other + (-self)", "return other - self", "crash.reflected_order_matters",
+         ("crash.reflected_order_free",)),
+    Case("prev-kept-as-a-list", 1, "self._prev = set(_children)", "self._prev = list(_children)",
+         "s1.prev.type", ("s1.prev.empty",)),
+)
+
+
+def fixed_part(msgid: str, lang: str) -> str:
+    """The longest stretch of the message without a field: what any rendering of it contains."""
+    return max(re.split(r"\{[^}]*\}", raw(msgid, lang)), key=len).strip()
+
+
+def shown_first(output: str) -> str:
+    """The one failure ``kata check`` shows in full: from its first ✗ line to the folded rest."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(("✗", "x "))), None)
+    if start is None:
+        return ""
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+def scratch(case: Case, where: Path) -> Path:
+    clone(where)
+    for s in STAGES:  # every stage written as the reference, the case's with its one change
+        (where / s.source("exercises")).write_text(reference(s.number), encoding="utf-8")
+    source = reference(case.stage)
+    olds, news = (case.old, case.new) if isinstance(case.old, tuple) else ((case.old,), (case.new,))
+    for old, new in zip(olds, news, strict=True):
+        assert source.count(old) == 1, f"{case.id}: {old!r} is not found exactly once in stage {case.stage}"
+        source = source.replace(old, new)
+    (where / stage(case.stage).source("exercises")).write_text(source, encoding="utf-8")
+    return where
+
+
+def runs(case: Case, where: Path) -> dict:
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "KATA_IMPL": "", "NO_COLOR": "1"}
+    env = {**os.environ, **env}
+    got = {}
+    for lang in ("en", "ja"):
+        got[lang] = subprocess.run([sys.executable, "-m", "autograd_kata", "check", str(case.stage), "--lang", lang],
+                                   cwd=where, env=env, capture_output=True, text=True, encoding="utf-8",
+                                   timeout=120, check=False)
+    got["pytest"] = subprocess.run([sys.executable, "-m", "pytest", stage(case.stage).test_file, "-q",
+                                    "-p", "no:cacheprovider", "--no-header"], cwd=where,
+                                   env={**env, "KATA_LANG": "en"}, capture_output=True, text=True,
+                                   encoding="utf-8", timeout=120, check=False)
+    return got
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    places = {case.id: scratch(case, tmp_path_factory.mktemp(case.id)) for case in CASES}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(places, pool.map(runs, CASES, places.values()), strict=True))
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_kata_check_shows_the_cause_first(case, lang, outcomes):
+    done = outcomes[case.id][lang]
+    output = done.stdout
+    assert done.returncode == 1, f"{case.id} ({lang}): kata check {case.stage} exited {done.returncode}, " \
+                                 f"expected 1 (the stage fails)\n{output}\n{done.stderr[-1500:]}"
+    first = shown_first(output)
+    want = fixed_part(case.says, lang)
+    assert want in first, f"{case.id} ({lang}): the first failure shown does not say {case.says} ({want!r}):\n{output}"
+    for guess in case.never:
+        text = fixed_part(guess, lang)
+        assert text not in output, f"{case.id} ({lang}): kata check says {guess} ({text!r}), a guess:\n{output}"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_plain_pytest_fails_with_the_same_message(case, outcomes):
+    done = outcomes[case.id]["pytest"]
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, f"{case.id}: plain pytest exited {done.returncode}, expected 1 " \
+                                 f"(a failure; 3 is pytest's own internal error)\n{output[-3000:]}"
+    assert "INTERNALERROR" not in output, f"{case.id}: pytest broke\n{output[-3000:]}"
+    assert fixed_part(case.says, "en") in output, f"{case.id}: plain pytest never says {case.says}\n{output[-3000:]}"
+
+
+@pytest.mark.parametrize("hook", ["pytest_runtest_logreport", "pytest_runtest_makereport"])
+def test_a_run_that_pytest_itself_breaks_is_no_verdict(hook, tmp_path):
+    """pytest stopping with an internal error (exit 3) after some tests passed is a failure that
+    says so, never a pass: every later reader (kata check, status, watch) reads this result."""
+    from autograd_kata.core import runner
+
+    where = scratch(Case("reference", 1, "self.grad = 0.0", "self.grad = 0.0", "s1.prev.type"), tmp_path)
+    (where / "kata_breaker.py").write_text(
+        f"def {hook}(item=None, call=None, report=None):\n"
+        "    if getattr(report or call, 'when', '') == 'call':\n"
+        "        raise RuntimeError('the plugin broke pytest')\n", encoding="utf-8")
+    got = runner.run("exercises", [stage(1)], root=where, extra=("-p", "kata_breaker"))[1]
+    assert not got.ok and got.problem, f"a broken run was taken for a verdict: {got}"
+    assert fixed_part("runner.broken", "en") in got.problem, got.problem
+    assert "INTERNALERROR" in got.problem, f"pytest's last words are missing: {got.problem}"
