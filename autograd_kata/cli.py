@@ -144,7 +144,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("graph", "learners", f"{PICTURES}:graph_command", (
         arg("--expr", metavar="EXPR", help="help.graph.expr"),
         arg("--set", dest="sets", metavar="NAME=NUMBER", action="append", default=[], help="help.graph.set"),
-        arg("--stage", default=manifest.STAGES[-1].number, metavar="N", help="help.graph.stage"),
+        arg("--stage", default=None, metavar="N", help="help.graph.stage"),
         arg("--impl", choices=manifest.IMPLS, default="exercises", help="help.graph.impl"),
         arg("--out", metavar="FILE", help="help.graph.out"),
         arg("--no-backward", action="store_true", help="help.graph.no_backward"),
@@ -235,6 +235,7 @@ def _command_in(argv) -> str | None:
 def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     """Give the chosen command's parser its texts and arguments."""
     fields = {"valid": ", ".join(str(s.number) for s in manifest.STAGES), "last": manifest.STAGES[-1].number,
+              "mlp": manifest.role("mlp").number,
               **(command.fields.get()() if command.fields else {})}
     p.description = i18n.t(command.description_id, **fields)
     if command.epilog:

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograd_kata.classroom import course  # noqa: E402
+from autograd_kata.classroom import class_outputs, course  # noqa: E402
 from autograd_kata.core.build import strip_markers, stub_source  # noqa: E402
 from autograd_kata.core.manifest import STAGES  # noqa: E402
 from autograd_kata.core.runner import plugin_args  # noqa: E402
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
                                  force=True, progress=lambda name, r, kept: print(f"{name}: {r['score']}", flush=True))
     wall, used = time.monotonic() - start, cpu() - cpu0
     wrong = [(r["student"], r["score"], truth[r["student"]]) for r in records if r["score"] != truth[r["student"]]]
-    print(course.summary_path(where / "grades.csv").read_text(encoding="utf-8"))
+    print(class_outputs.summary_path(where / "grades.csv").read_text(encoding="utf-8"))
     n = len(records)
     print(f"{n} submissions in {wall:.0f} s wall ({wall / n:.1f} s each), {used / n:.1f} CPU s per submission; "
           f"{os.cpu_count()} CPUs; grades in {where}")

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from autograd_kata.classroom.formats import as_gradescope, as_json, as_junit, as_text
-from autograd_kata.classroom.grade import Report, grade
+from autograd_kata.classroom.grade import grade
 from autograd_kata.classroom.gradescope import build_autograder, unpack
 from autograd_kata.classroom.release import scan
+from autograd_kata.classroom.report import Report
 from autograd_kata.core.manifest import STAGES, stage
 from kit import clone, reference, run, stub
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograd_kata.classroom import course
-from autograd_kata.classroom.grade import Report, StageGrade
-from autograd_kata.classroom.grade import TestResult as Result
+from autograd_kata.classroom import class_outputs, course, roster
+from autograd_kata.classroom.report import Report, StageGrade
+from autograd_kata.classroom.report import TestResult as Result
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.core.mistakes import PHRASES, label
@@ -142,7 +142,7 @@ def test_an_interrupted_run_resumed_gives_the_same_csv_and_grades_only_who_is_le
     grade_with(klass, out, counted)
     assert sorted(calls) == sorted({"=cmd", "ada", "bob", "zed", "山田太郎"} - set(done))
     assert out.read_bytes() == whole.read_bytes()
-    assert course.summary_path(out).read_text() == course.summary_path(whole).read_text()
+    assert class_outputs.summary_path(out).read_text() == class_outputs.summary_path(whole).read_text()
 
 
 def test_a_rerun_skips_the_unchanged_regrades_the_changed_and_force_regrades_all(klass, tmp_path):
@@ -196,11 +196,11 @@ def test_a_seed_is_passed_on_and_the_reports_are_written_without_timings(klass, 
     out = tmp_path / "a.csv"
     grade_with(klass, out, keeps, seed=42)
     assert set(seeds) == {42}
-    first = {p.name: p.read_bytes() for p in course.reports_dir(out).iterdir()}
-    assert "graded in" not in (course.reports_dir(out) / "ada.txt").read_text()
-    assert json.loads((course.reports_dir(out) / "ada.json").read_text())["seconds"] is None
+    first = {p.name: p.read_bytes() for p in class_outputs.reports_dir(out).iterdir()}
+    assert "graded in" not in (class_outputs.reports_dir(out) / "ada.txt").read_text()
+    assert json.loads((class_outputs.reports_dir(out) / "ada.json").read_text())["seconds"] is None
     grade_with(klass, out, keeps, seed=42, force=True)
-    assert {p.name: p.read_bytes() for p in course.reports_dir(out).iterdir()} == first
+    assert {p.name: p.read_bytes() for p in class_outputs.reports_dir(out).iterdir()} == first
     calls, counted = counting()
     grade_with(klass, out, counted, seed=7)
     assert len(calls) == 5, "another seed is another grading"
@@ -210,10 +210,10 @@ def test_a_seed_is_passed_on_and_the_reports_are_written_without_timings(klass, 
 
 def test_a_shard_is_a_stable_share_of_the_names():
     names = [f"student{i:03d}" for i in range(200)]
-    shards = [{n for n in names if course.in_shard(n, (k, 4))} for k in range(1, 5)]
+    shards = [{n for n in names if roster.in_shard(n, (k, 4))} for k in range(1, 5)]
     assert set().union(*shards) == set(names) and sum(map(len, shards)) == 200, "each name in exactly one"
     assert all(30 <= len(s) <= 70 for s in shards), [len(s) for s in shards]
-    assert {n for n in names[:50] if course.in_shard(n, (2, 4))} == shards[1] & set(names[:50]), \
+    assert {n for n in names[:50] if roster.in_shard(n, (2, 4))} == shards[1] & set(names[:50]), \
         "who else is in the class does not move anyone"
 
 
@@ -221,14 +221,14 @@ def test_a_shard_is_a_stable_share_of_the_names():
     ("2/3", {}, (2, 3)), ("3", {"JOB_COMPLETION_INDEX": "0"}, (1, 3)), ("3", {"JOB_COMPLETION_INDEX": "2"}, (3, 3)),
     ("4", {"KATA_SHARD_INDEX": "4"}, (4, 4)), ("1/2", {"JOB_COMPLETION_INDEX": "1"}, (1, 2)), (None, {}, None)])
 def test_the_shard_comes_from_the_argument_or_the_engine(text, env, want):
-    assert course.parse_shard(text, env) == want
+    assert roster.parse_shard(text, env) == want
 
 
 @pytest.mark.parametrize("text, env", [("3/2", {}), ("0/2", {}), ("a/b", {}), ("2", {}),
                                        ("2", {"JOB_COMPLETION_INDEX": "2"})])
 def test_a_wrong_shard_is_refused_in_one_line(text, env):
     with pytest.raises(Refusal) as refused:
-        course.parse_shard(text, env)
+        roster.parse_shard(text, env)
     assert "\n" not in refused.value.line()
 
 
@@ -246,18 +246,18 @@ def test_shards_merged_equal_the_unsharded_run(klass, tmp_path, capsys):
     from autograd_kata import cli
     assert cli.main(["grade", "--merge", *map(str, parts), "--out", str(merged)]) == 0
     assert merged.read_bytes() == whole.read_bytes()
-    assert course.summary_path(merged).read_text() == course.summary_path(whole).read_text()
-    assert capsys.readouterr().out.startswith(course.summary_path(whole).read_text())
-    assert sorted(p.name for p in course.reports_dir(merged).iterdir()) == \
-        sorted(p.name for p in course.reports_dir(whole).iterdir())
+    assert class_outputs.summary_path(merged).read_text() == class_outputs.summary_path(whole).read_text()
+    assert capsys.readouterr().out.startswith(class_outputs.summary_path(whole).read_text())
+    assert sorted(p.name for p in class_outputs.reports_dir(merged).iterdir()) == \
+        sorted(p.name for p in class_outputs.reports_dir(whole).iterdir())
     with pytest.raises(Refusal, match="is in"):
-        course.merge([parts[0], parts[0]], tmp_path / "twice.csv")
-    (course.reports_dir(parts[1]) / "ada.json").unlink(missing_ok=True)
-    (course.reports_dir(parts[1]) / "bob.json").unlink(missing_ok=True)
-    (course.reports_dir(parts[0]) / "ada.json").unlink(missing_ok=True)
-    (course.reports_dir(parts[0]) / "bob.json").unlink(missing_ok=True)
+        class_outputs.merge([parts[0], parts[0]], tmp_path / "twice.csv")
+    (class_outputs.reports_dir(parts[1]) / "ada.json").unlink(missing_ok=True)
+    (class_outputs.reports_dir(parts[1]) / "bob.json").unlink(missing_ok=True)
+    (class_outputs.reports_dir(parts[0]) / "ada.json").unlink(missing_ok=True)
+    (class_outputs.reports_dir(parts[0]) / "bob.json").unlink(missing_ok=True)
     with pytest.raises(Refusal, match="no report for"):
-        course.merge(parts, tmp_path / "lost.csv")
+        class_outputs.merge(parts, tmp_path / "lost.csv")
     assert cli.main(["grade", "--merge", str(parts[0])]) == 2  # no --out
     assert "--merge needs --out" in capsys.readouterr().err
 
@@ -284,7 +284,7 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
 
     out = tmp_path / "g.csv"
     course.grade_class(k, ROOT, out, (stage(1), stage(6)), grade_one=grade_stub_as_failing, workers=2)
-    summary = course.summary_path(out).read_text(encoding="utf-8")
+    summary = class_outputs.summary_path(out).read_text(encoding="utf-8")
     assert summary == "\n".join([
         "kata grade --class: 5 students, stages 1, 6",
         "",
@@ -306,7 +306,7 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
         f"  stage 6: {label(6, 'the add rule assigns (=) instead of adding (+=)')} -- 1: cy",
     ]) + "\n", summary
     names = ("ada", "bob", "cy", "dee", "eve")
-    ja = course.class_summary([course.load_record(course.reports_dir(out), n) for n in names],
+    ja = class_outputs.class_summary([class_outputs.load_record(class_outputs.reports_dir(out), n) for n in names],
                               (stage(1), stage(6)), "ja")
     assert ja.splitlines()[0] == "kata grade --class: 学生 5 人、ステージ 1, 6"
     assert "  未着手（配布したスタブのまま）（1 人）: bob" in ja.splitlines()
@@ -363,7 +363,7 @@ def test_a_real_class(tmp_path):
     assert out.read_text(encoding="utf-8-sig").splitlines() == [
         "student,stage1,stage6,total,max", "ada,10,10,20,20", "bob,0,0,0,20", "cy,0,0,0,20", "dee,0,0,0,20",
         "eve,0,0,0,20", "山田,10,0,10,20"]
-    summary = course.summary_path(out).read_text(encoding="utf-8")
+    summary = class_outputs.summary_path(out).read_text(encoding="utf-8")
     lines = [line for line in summary.splitlines() if not line.startswith("isolation")]
     assert lines == [
         "kata grade --class: 6 students, stages 1, 6",
@@ -386,7 +386,7 @@ def test_a_real_class(tmp_path):
         f"  stage 6: {label(6, 'the add rule assigns (=) instead of adding (+=)')} -- 1: cy",
         f"  stage 6: {label(6, 'the mul rule assigns (=) instead of adding (+=)')} -- 1: 山田",
     ], summary
-    reports = course.reports_dir(out)
+    reports = class_outputs.reports_dir(out)
     for name in files:
         data = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
         assert isinstance(data["hidden_seed"], int) and data["course"]["student"] == name
@@ -441,7 +441,7 @@ def test_the_readmes_kubernetes_indexed_job_shards_the_class():
     command = " ".join(map(str, container.get("command", []) + container.get("args", [])))
     assert re.search(rf"kata grade --class \S+ --shard {spec['completions']}(\s|$)", command), command
     assert "{k}" in command, "each index writes its own CSV"
-    assert course.parse_shard(str(spec["completions"]), {"JOB_COMPLETION_INDEX": "0"}) == (1, spec["completions"])
+    assert roster.parse_shard(str(spec["completions"]), {"JOB_COMPLETION_INDEX": "0"}) == (1, spec["completions"])
 
 
 def test_the_readmes_actions_matrix_shards_then_merges():

@@ -392,7 +392,7 @@ def test_each_hint_file_is_titled_with_its_stage_title_from_the_catalogue(lang):
     try:
         for s in STAGES:
             first = (ROOT / s.hint_file(lang)).read_text(encoding="utf-8").splitlines()[0]
-            title = i18n.t(f"title.stage{s.number}")
+            title = i18n.t(s.title_id)
             assert first.endswith(f"{s.number}：{title}" if lang == "ja" else f"{s.number} — {title}"), \
                 (s.hint_file(lang), first, title)
     finally:

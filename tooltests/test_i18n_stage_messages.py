@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.manifest import stage
+from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.maintainer.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ MISTAKEN = ("data-kept-as-given", "add-forgets-upstream", "sub-forgets-to-negate
             "train-climbs-the-gradient")
 # mistakes whose failures are crashes in the learner's code, reported by core/explain.py
 BY_ID = {m.id: m for m in MISTAKES}
-CASES = [(f"stub{n}", n, None) for n in range(1, 9)] + [(i, BY_ID[i].stage, BY_ID[i]) for i in MISTAKEN]
+CASES = [(f"stub{s.number}", s.number, None) for s in STAGES] + [(i, BY_ID[i].stage, BY_ID[i]) for i in MISTAKEN]
 
 
 def source_of(number, mistake) -> str:

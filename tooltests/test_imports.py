@@ -174,3 +174,32 @@ def test_nothing_below_the_top_imports_the_cli_layer():
     top = {"autograd_kata.cli", "autograd_kata.__main__", "autograd_kata.instructor"}
     below = {name: sorted(targets & top) for name, targets in graph().items() if name not in top}
     assert {name: found for name, found in below.items() if found} == {}
+
+
+# The grader's steps, and the pictures' parts, one module each (issue 17 item 4): each may
+# import only those before it, so a step never reaches up to the one that runs it.
+STEPS = {
+    "classroom (one submission, then a class)": (
+        "report", "discovery", "folders", "judging", "formats", "grade", "roster", "records", "class_outputs",
+        "course", "commands"),
+    "pictures": ("expression", "engine", "graph", "explore", "train", "commands"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(STEPS))
+def test_the_steps_import_one_way(package):
+    sub = package.split()[0]
+    names = [f"autograd_kata.{sub}.{step}" for step in STEPS[package]]
+    g = graph()
+    assert set(names) <= set(g), f"steps that are not modules: {sorted(set(names) - set(g))}"
+    later = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if b in g[a]]
+    assert not later, "a step imports one after it:\n" + "\n".join(f"  {a} imports {b}" for a, b in later)
+
+
+@pytest.mark.parametrize("package", ["classroom", "pictures"])
+def test_the_split_modules_stay_small(package):
+    """A module of the grader's pipeline or of the pictures holds one job: ~300 lines at most."""
+    steps = next(v for k, v in STEPS.items() if k.split()[0] == package)
+    long = {step: n for step in steps
+            if (n := len((PACKAGE / package / f"{step}.py").read_text(encoding="utf-8").splitlines())) > 300}
+    assert not long, f"modules over 300 lines: {long}"

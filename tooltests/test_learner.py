@@ -249,12 +249,15 @@ def test_check_without_a_number_takes_the_first_unfinished_stage(kata, capsys):
     assert code == 1 and "Stage 2 - add and mul" in out
 
 
-@pytest.mark.parametrize("argv", [["check", "9"], ["hint", "0"], ["diff", "x"], ["reset", "9", "--yes"],
-                                  ["watch", "12"]])
+AFTER_THE_LAST = str(len(STAGES) + 1)
+
+
+@pytest.mark.parametrize("argv", [["check", AFTER_THE_LAST], ["hint", "0"], ["diff", "x"],
+                                  ["reset", AFTER_THE_LAST, "--yes"], ["watch", str(len(STAGES) + 4)]])
 def test_an_unknown_stage_lists_the_valid_ones(kata, capsys, argv):
     code, out, err = run_kata(capsys, *argv)
     assert code == 2
-    assert "the stages are 1, 2, 3, 4, 5, 6, 7, 8" in err
+    assert f"the stages are {', '.join(str(s.number) for s in STAGES)}" in err
     assert out == ""
 
 

@@ -16,8 +16,8 @@ def test_stage_numbers_run_one_to_n_with_unique_modules():
 
 
 def test_unknown_stage_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="the stages are 1, 2, 3, 4, 5, 6, 7, 8"):
-        stage(9)
+    with pytest.raises(ValueError, match=f"the stages are {', '.join(str(s.number) for s in STAGES)}$"):
+        stage(len(STAGES) + 1)
     assert stage("4").module == "stage04_tanh"
 
 
@@ -58,3 +58,74 @@ def test_readme_table_names_every_stage_module():
 
 def test_find_root_walks_up_from_a_subfolder():
     assert find_root(ROOT / "tests") == ROOT
+
+
+# --- roles and catalogue ids (issue 17 item 3) ---------------------------------------
+
+def test_every_role_is_held_by_exactly_one_stage():
+    from autograd_kata.core.manifest import ROLES, role
+
+    held = [s.role for s in STAGES if s.role]
+    assert sorted(held) == sorted(ROLES), f"roles held {held}, roles declared {sorted(ROLES)}"
+    mlp = role("mlp")
+    assert mlp.role == "mlp" and (ROOT / mlp.source("solutions")).is_file()
+    with pytest.raises(KeyError, match="no role 'feelings'; the roles are mlp"):
+        role("feelings")
+
+
+def test_a_role_held_twice_or_never_is_named(monkeypatch):
+    from dataclasses import replace
+
+    from autograd_kata.core import manifest
+
+    twice = (*STAGES, replace(STAGES[-1], number=len(STAGES) + 1, slug="again"))
+    monkeypatch.setattr(manifest, "STAGES", twice)
+    with pytest.raises(LookupError, match="role 'mlp' is held by 2 stages in STAGES, not one"):
+        manifest.role("mlp")
+    monkeypatch.setattr(manifest, "STAGES", tuple(replace(s, role="") for s in STAGES))
+    with pytest.raises(LookupError, match="role 'mlp' is held by 0 stages"):
+        manifest.role("mlp")
+
+
+def test_the_mlp_role_is_the_stage_that_defines_mlp_and_train():
+    from autograd_kata.core.manifest import role
+
+    source = (ROOT / role("mlp").source("solutions")).read_text(encoding="utf-8")
+    assert re.search(r"^class MLP\b", source, re.M) and re.search(r"^def train\(", source, re.M)
+
+
+def test_every_title_and_lesson_id_is_in_both_catalogues():
+    from autograd_kata.core.i18n import MESSAGES
+    from autograd_kata.core.manifest import check_ids
+
+    check_ids()  # raises on a missing one
+    for lang in LANGS:
+        messages = MESSAGES.catalogue(lang).messages
+        missing = [msgid for s in STAGES for msgid in (s.title_id, s.lesson_id) if msgid not in messages]
+        assert not missing, f"{lang}.po lacks {missing}"
+
+
+@pytest.mark.parametrize("argv", [["status"], [], ["check"], ["hint"], ["watch"]],
+                         ids=["status", "kata alone", "check", "hint", "watch"])
+@pytest.mark.parametrize("field", ["title_id", "lesson_id"])
+def test_a_stage_whose_id_is_missing_is_one_line_that_names_it(monkeypatch, capsys, argv, field):
+    """An added stage without its catalogue entries: `kata status` (and `kata`) say which
+    id to add where, with exit 1, instead of dying with a traceback."""
+    from dataclasses import replace
+
+    from autograd_kata import cli
+    from autograd_kata.core import i18n, manifest
+
+    nine = replace(STAGES[-1], number=len(STAGES) + 1, slug="momentum", role="",
+                   **{field: f"{field.split('_')[0]}.stage{len(STAGES) + 1}"})
+    monkeypatch.setattr(manifest, "STAGES", (*STAGES, nine))
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("KATA_LANG", "en")
+    i18n.reset()
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    missing = getattr(nine, field)
+    assert err == (f"kata: stage {nine.number} names the message {missing} ({field} in "
+                   f"autograd_kata/core/manifest.py), and the catalogue has no such message: add an entry "
+                   f"`msgid \"{missing}\"` to autograd_kata/locales/en.po, ja.po (the recipe: README.md, "
+                   f"\"Adding a stage\").\n")

@@ -163,11 +163,12 @@ def test_the_mistake_is_not_blamed_on_another(mistake, outcomes):
 def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_path):
     """A class with every catalogued mistake planted, one student (named after it) per mistake,
     each graded from its stage's real test outcomes (results.json of the run above): the class
-    summary (classroom/course.py) names exactly the planted mistakes, each under its label with
+    summary (classroom/class_outputs.py) names exactly the planted mistakes, each under its label with
     exactly the students who made it (and, for a student, only what ALSO_TRUE or a phrase inside
     the planted one's makes true too). Grading through the judge is test_course.py's."""
-    from autograd_kata.classroom.course import class_summary, record, stubs
-    from autograd_kata.classroom.grade import Report, StageGrade, TestResult
+    from autograd_kata.classroom.class_outputs import class_summary
+    from autograd_kata.classroom.records import record, stubs
+    from autograd_kata.classroom.report import Report, StageGrade, TestResult
     from autograd_kata.core.mistakes import label
 
     if set(outcomes) != {m.id for m in MISTAKES}:

@@ -26,11 +26,13 @@ import pytest
 from pictures_png import colours, read_png
 
 from autograd_kata import cli
+from autograd_kata.core import manifest
 from autograd_kata.pictures import explore, graph
 from autograd_kata.pictures import train as trainer
 
 ROOT = Path(__file__).resolve().parent.parent
-REF = "solutions.stage08_mlp"
+MLP_STAGE = manifest.role("mlp")  # the stage kata train fits and kata graph draws by default
+REF = f"solutions.{MLP_STAGE.module}"
 needs_dot = pytest.mark.skipif(not graph.find_dot(), reason="Graphviz's dot is not installed (apt install graphviz)")
 
 
@@ -108,7 +110,7 @@ def test_a_long_chain_is_walked_without_recursion_and_the_text_is_cut():
         graph.render(x, Path(tempfile.gettempdir()) / "never.svg")
 
 
-@pytest.mark.parametrize("number", range(1, 9))
+@pytest.mark.parametrize("number", [s.number for s in manifest.STAGES])
 def test_every_stage_module_can_be_drawn(number, tmp_path):
     """Stage 1 has no operators, stages 2-4 no backward(): all still draw."""
     out = tmp_path / "graph.txt"
@@ -220,8 +222,8 @@ def test_unknown_names_and_bad_sets_and_stages_are_usage_errors(capsys):
     assert "--set q=1.5" in capsys.readouterr().err
     assert run_cli("graph", "--set", "a=two") == 2
     assert "'two' is not a number" in capsys.readouterr().err
-    assert run_cli("graph", "--stage", "9") == 2
-    assert "the stages are 1, 2, 3, 4, 5, 6, 7, 8" in capsys.readouterr().err
+    assert run_cli("graph", "--stage", str(len(manifest.STAGES) + 1)) == 2
+    assert f"the stages are {', '.join(str(s.number) for s in manifest.STAGES)}" in capsys.readouterr().err
 
 
 def test_an_operation_the_stage_does_not_have_yet_says_so(capsys):
@@ -460,12 +462,12 @@ def test_kata_train_draws_the_loss_and_the_boundary(tmp_path, capsys):
     got = capsys.readouterr()
     first, last = map(float, re.search(r"loss over all 40 points ([\d.]+) -> ([\d.]+)", got.out).groups())
     assert last < first / 4, got.out
-    stub = importlib.import_module("exercises.stage08_mlp")
+    stub = importlib.import_module(f"exercises.{MLP_STAGE.module}")
     try:
         stub.MLP(2, [1], seed=0)
     except NotImplementedError:
-        assert "stage 8 is not written yet" in got.err and "trains the reference" in got.err
-        assert "training solutions/stage08_mlp.py's MLP" in got.err
+        assert f"stage {MLP_STAGE.number} is not written yet" in got.err and "trains the reference" in got.err
+        assert f"training {MLP_STAGE.source('solutions')}'s MLP" in got.err
     assert "training [" + "#" * 30 + "] 40/40" in got.err
 
     pixels = image.imread(out)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograd_kata import cli
-from autograd_kata.core import explain, runner, state
+from autograd_kata.core import explain, manifest, runner, state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import stage
 from kit import run_kata
@@ -341,7 +341,7 @@ def test_the_no_zero_grad_loop_is_the_train_loop_minus_one_call(kata):
     sys.path.insert(0, str(kata))
     try:
         import importlib
-        engine = importlib.import_module("solutions.stage08_mlp")
+        engine = importlib.import_module(f"solutions.{manifest.role('mlp').module}")
         xs, ys = trainer.two_moons(12, seed=3)
         _, theirs, _ = trainer.fit(engine, xs, ys, steps=15, batch=4, seed=3)
         _, ours, _ = trainer.fit(engine, xs, ys, steps=15, batch=4, seed=3, zero_grad=True)

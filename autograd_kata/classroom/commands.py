@@ -91,7 +91,7 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
     import os
     from pathlib import Path
 
-    from autograd_kata.classroom import course
+    from autograd_kata.classroom import class_outputs, course, roster
 
     if not class_dir.is_dir():
         raise Refusal(f"{class_dir} is not a folder", code=2, where="grade --class")
@@ -100,7 +100,7 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
                       code=2, where="grade --class")
     if workers is not None and workers < 1:
         raise Refusal("--workers must be at least 1", code=2, where="grade --class")
-    where = course.parse_shard(shard, os.environ)
+    where = roster.parse_shard(shard, os.environ)
     default = "class-grades.csv" if where is None else "class-grades.shard{k}of{n}.csv"
     out = Path((out or default).replace("{k}", str(where[0]) if where else "").replace(
         "{n}", str(where[1]) if where else ""))
@@ -120,15 +120,15 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
         raise
     except OSError as error:
         raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
-    print(course.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"wrote {out}, {course.summary_path(out)} and {course.reports_dir(out)}/")
+    print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
+    print(f"wrote {out}, {class_outputs.summary_path(out)} and {class_outputs.reports_dir(out)}/")
     return 0 if records else 1
 
 
 def _merge(shards, out, lang, alone: bool) -> int:
     from pathlib import Path
 
-    from autograd_kata.classroom import course
+    from autograd_kata.classroom import class_outputs
 
     if not alone:
         raise Refusal("--merge joins shards' CSVs; --submission, --class and --format do not apply",
@@ -137,12 +137,12 @@ def _merge(shards, out, lang, alone: bool) -> int:
         raise Refusal("--merge needs --out FILE.csv", code=2, where="grade --merge")
     out = Path(out)
     try:
-        records = course.merge([Path(p) for p in shards], out, lang)
+        records = class_outputs.merge([Path(p) for p in shards], out, lang)
     except OSError as error:
         raise Refusal(f"could not merge into {out}: {error}", code=2, where="grade --merge") from None
-    print(course.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {course.summary_path(out)} "
-          f"and {course.reports_dir(out)}/")
+    print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
+    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {class_outputs.summary_path(out)} "
+          f"and {class_outputs.reports_dir(out)}/")
     return 0 if records else 1
 
 

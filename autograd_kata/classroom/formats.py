@@ -3,7 +3,7 @@
 
 The words around the results come from the catalogue in ``lang`` (``kata grade
 --lang``; default English); the reasons and test messages are the judge's, in
-English (``grade._env``).  JSON is data: its keys and the policy stay English.
+English (``folders.judge_env``).  JSON is data: its keys and the policy stay English.
 ``timed=False`` (``--seed``) leaves out the time a grading took."""
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from autograd_kata.classroom.grade import POLICY, Report, TestResult
+from autograd_kata.classroom.report import POLICY, Report, TestResult
 from autograd_kata.core.i18n import t_in
 
 FORMATS = ("text", "json", "gradescope", "junit")
 
 
 def title(stage, lang: str = "en") -> str:
-    return t_in(lang, f"title.stage{stage.number}")
+    return t_in(lang, stage.title_id)
 
 
 def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:

@@ -85,8 +85,8 @@ exit 0
 
 def build_autograder(root: Path, zip_path: Path, out=print, lang: str = "en") -> int:
     """Write the Gradescope autograder zip for the kata at ``root``; its feedback is in ``lang``. Exit code."""
-    from autograd_kata.classroom.grade import POLICY
     from autograd_kata.classroom.release import refuse_leaks, source_files, write_student_tree
+    from autograd_kata.classroom.report import POLICY
 
     root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
     if not (root / "solutions").is_dir():

@@ -238,11 +238,6 @@ def _remove(objects) -> None:
             getattr(libc, IPC[kind][2])(number, IPC_RMID, None)
 
 
-def remove_ipc(uid: int) -> bool:
-    """Remove every SysV IPC object of ``uid``; True when none remain."""
-    return clean(uid, kill=False)
-
-
 def clean(uid: int, kill: bool = True, ipc: bool = True) -> bool:
     """Nothing of ``uid`` runs or remains in IPC; True when that holds."""
     for _ in range(20):

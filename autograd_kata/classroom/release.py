@@ -192,10 +192,6 @@ def grading_workflow(checksums: dict[str, str] | None = None, python: str = "3.1
                 timeout=str(timeout_minutes))
 
 
-def _yaml_str(text: str) -> str:
-    return text.replace("'", "''")  # inside the template's single quotes
-
-
 def write_release_checks(copy: Path) -> list[str]:
     """Write the workflow, which embeds the checksums of the protected files,
     then ``.kata-release.json``, which holds them and the workflow's own

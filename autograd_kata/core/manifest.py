@@ -3,12 +3,14 @@
 Like rustlings' ``info.toml``, this list drives everything else: the stub
 generator, the test parametrisation in ``tests/conftest.py``, the CLI, the
 grader and the student release.  Nothing else in the repository may hard-code
-the list of stages.  It imports nothing from the rest of ``kata`` but the message
-catalogue (``core.i18n``, for the lessons' text, imported when one is read).
+the list of stages, nor assume which stage does what: a stage's *role* says it
+(``ROLES``; ``role("mlp")`` is the stage ``kata train`` fits and ``kata graph``
+draws by default), and its title and lesson are catalogue ids named here
+(``check_ids`` names one the catalogue lacks).  It imports nothing from the rest
+of ``kata`` but the message catalogue (``core.i18n``) and ``core.errors``.
 
-To add a stage: append a ``Stage`` here, write ``solutions/<module>.py`` with
-solution markers, ``tests/test_<module>.py``, ``hints/en/<module>.md`` and
-``hints/ja/<module>.md``, then run ``kata build`` and ``kata verify``.
+To add a stage, follow README's "Adding a stage" (maintainers' section; a tool
+test, tooltests/test_add_stage.py, follows it in a scratch copy).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import MESSAGES, t
 
 LANGS = ("en", "ja")
 IMPLS = ("exercises", "solutions")
@@ -30,6 +32,8 @@ class Stage:
     title: str
     points: int
     lesson_id: str  # catalogue id of what the stage taught, in one sentence (shown on success)
+    title_id: str  # catalogue id of the title the learner reads (``title`` is the maintainers' English)
+    role: str = ""  # one of ROLES, or "" for a stage that only teaches
 
     @property
     def lesson(self) -> str:
@@ -57,15 +61,50 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage(1, "value", "Value skeleton", 10, "lesson.stage1"),
-    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2"),
-    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3"),
-    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4"),
-    Stage(5, "backward", "topological backward", 15, "lesson.stage5"),
-    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6"),
-    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7"),
-    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8"),
+    Stage(1, "value", "Value skeleton", 10, "lesson.stage1", "title.stage1"),
+    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2", "title.stage2"),
+    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3", "title.stage3"),
+    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4", "title.stage4"),
+    Stage(5, "backward", "topological backward", 15, "lesson.stage5", "title.stage5"),
+    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6", "title.stage6"),
+    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7", "title.stage7"),
+    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", "title.stage8", role="mlp"),
 )
+
+
+# What a stage may be for, beyond teaching: each role is held by exactly one stage.
+ROLES = {
+    "mlp": "its MLP(nin, nouts, seed=) and train(model, xs, ys, steps=, lr=) are what `kata train` "
+           "fits, and its Value is what `kata graph` draws unless --stage says otherwise",
+}
+
+
+def role(name: str) -> Stage:
+    """The stage that has role ``name`` (a key of ROLES)."""
+    if name not in ROLES:
+        raise KeyError(f"no role {name!r}; the roles are {', '.join(ROLES)}")
+    holders = [s for s in STAGES if s.role == name]
+    if len(holders) != 1:
+        raise LookupError(f"role {name!r} is held by {len(holders)} stages in STAGES, not one")
+    return holders[0]
+
+
+class MissingMessage(Refusal, LookupError):
+    """A stage names a catalogue id that the English catalogue lacks (exit code 1)."""
+
+
+def check_ids() -> None:
+    """Raise MissingMessage naming the first catalogue id a stage names (its title or
+    lesson) that autograd_kata/locales/en.po lacks; a command calls this before it
+    shows titles, so an added stage without its messages is one line, not a traceback."""
+    english = MESSAGES.catalogue("en").messages
+    for s in STAGES:
+        for field in ("title_id", "lesson_id"):
+            msgid = getattr(s, field)
+            if msgid not in english:
+                raise MissingMessage(t("manifest.missing_id", n=s.number, field=field, id=msgid,
+                                       where="autograd_kata/locales/en.po, ja.po",
+                                       recipe='README.md, "Adding a stage"'))
 
 
 class NoSuchStage(Refusal, ValueError):

@@ -5,11 +5,12 @@ The test process (the teaching verdicts, ``core/verdicts.py``) looks for each
 phrase of a failing test's stage in its messages as said in English (they are
 ``i18n.Text``: said again in English whatever the run's language) and writes the
 label id into the results file (``"mistake"``); ``kata check`` shows a failure
-that names a mistake before a crash, and ``kata grade --class`` (``course.py``)
-names, per stage, the students whose failures name each one.  The phrases are the
-test messages' own words for a classic mistake (the maintainers' catalogue,
-``maintainer/mistakes.py``, holds the same phrases with the code that makes each
-mistake; ``tooltests/test_classroom.py`` fails when the two lists drift apart).
+that names a mistake before a crash, and ``kata grade --class`` (its summary,
+``classroom/class_outputs.py``) names, per stage, the students whose failures name
+each one.  The phrases are the test messages' own words for a classic mistake (the
+maintainers' catalogue, ``maintainer/mistakes.py``, holds the same phrases with the
+code that makes each mistake; ``tooltests/test_classroom.py`` fails when the two lists
+drift apart).
 
 Each phrase has a label, ``mistake.<id>`` in ``locales/*.po``: what a student
 whose failure says that phrase has done, true of **every** way to get that

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
-from autograd_kata.core.manifest import STAGES, find_root
+from autograd_kata.core.manifest import STAGES, check_ids, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
 from autograd_kata.core.term import say
 from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, stage_state, state_name, title
@@ -52,6 +52,7 @@ def rel(path: Path, root: Path) -> str:
 
 def status() -> int:
     root = find_root()
+    check_ids()  # an added stage without its title or lesson in the catalogue: one line that names it
     style = make_style()
     got = results(STAGES, root)
     titles = {s.number: title(s) for s in STAGES}
@@ -91,6 +92,7 @@ def status() -> int:
 
 def check(stage: str | None = None, everything: bool = False) -> int:
     root = find_root()
+    check_ids()
     style = make_style()
     if stage is None:
         s = first_unfinished(results(STAGES, root))
@@ -134,6 +136,7 @@ def hint(stage: str | None = None, level: int | None = None) -> int:
     from autograd_kata.core.i18n import current_language, language_name, languages, t
     from autograd_kata.core.state import hint_seen, record_hint
     root = find_root()
+    check_ids()
     style = make_style()
     if stage is None:  # as `kata check`: the first unfinished stage
         s = first_unfinished(results(STAGES, root))
@@ -273,5 +276,6 @@ def reset(stage: str, yes: bool = False) -> int:
 def watch(stage: str | None = None, poll: bool = False) -> int:
     from autograd_kata.learner.watch import watch as watch_files
     root = find_root()
+    check_ids()
     s = stage_numbered(stage) if stage is not None else None
     return watch_files(root, s, poll=poll)

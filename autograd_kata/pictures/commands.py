@@ -3,13 +3,13 @@ and the learning. All three are optional extras; the stage tests never need them
 Each is a plain function of the parsed values (``autograd_kata.cli`` holds their
 arguments and help ids); one that cannot go on raises ``Refusal``.
 
-Only the standard library and autograd_kata.core.manifest are imported here, so the CLI
-starts fast; Graphviz, matplotlib and the browser are reached inside handlers.
+The handlers are here; the expression evaluator is ``expression.py``, loading the
+learner's engine and explaining its failures ``engine.py``.  Only the standard library
+and core are imported by these three, so the CLI starts fast; Graphviz, matplotlib
+and the browser are reached inside handlers.
 """
 from __future__ import annotations
 
-import ast
-import importlib
 import importlib.util
 import sys
 import time
@@ -19,140 +19,18 @@ from autograd_kata.core import manifest
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 from autograd_kata.core.term import say, use_colour
-
-PICTURES_EXTRA = "pip install -e '.[pictures]'"
-
-# ------------------------------------------------------------------ helpers
-
-
-def _kata_root() -> Path:
-    root = manifest.find_root()
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return root
-
-
-class Unwritten(Exception):
-    """The learner's stub raised NotImplementedError("stage N: write ...")."""
-
-
-def _load(impl: str, stage):
-    """Import ``impl.stageNN_x`` by package name from the kata root."""
-    _kata_root()
-    name = f"{impl}.{stage.module}"
-    try:
-        return importlib.import_module(name)
-    except Exception as error:
-        sys.modules.pop(name, None)
-        line = error.lineno if isinstance(error, SyntaxError) and error.lineno else None
-        raise ImportError(t("pictures.no_import_line" if line else "pictures.no_import",
-                            file=f"{impl}/{stage.module}.py", line=line,
-                            error=f"{type(error).__name__}: {error}")) from None
-
-
-def _is_stub(error: BaseException) -> bool:
-    return isinstance(error, NotImplementedError) and str(error).startswith("stage ")
-
-
-def _default_out(name: str) -> Path:
-    return _kata_root() / ".kata" / name
-
-
-def _open_in_browser(path: Path) -> None:
-    import webbrowser
-    url = path.resolve().as_uri()
-    try:
-        opened = webbrowser.open(url)
-    except Exception:  # no browser at all, a broken BROWSER variable, ...
-        opened = False
-    if not opened:
-        say(t("train.open", url=url), file=sys.stderr)
-
+from autograd_kata.pictures.engine import (
+    PICTURES_EXTRA,
+    default_out,
+    engine_failed,
+    is_stub,
+    load,
+    open_in_browser,
+    stub_said,
+)
+from autograd_kata.pictures.expression import DEFAULT_INPUTS, BadExpression, evaluate, parse_sets
 
 # ------------------------------------------------------------------ graph
-
-DEFAULT_INPUTS = {"a": 2.0, "b": -3.0, "c": 6.5}
-METHODS = ("tanh", "exp", "relu")
-_BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-
-
-class BadExpression(ValueError):
-    pass
-
-
-def evaluate(expr: str, Value, inputs: dict[str, float]):
-    """Evaluate ``expr`` with ``Value`` leaves for the names in it - safely:
-    the expression is parsed, and only arithmetic and the three methods are
-    allowed (no calls, attributes or names beyond those). Returns the root and
-    ``{name: leaf}``; a name used twice is one leaf, so reuse shows in the graph."""
-    if len(expr) > 500:
-        raise BadExpression(t("graph.expr.too_long", limit=500))
-    try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as error:
-        raise BadExpression(t("graph.expr.syntax", expr=repr(expr), python=error.msg)) from None
-    leaves: dict[str, object] = {}
-
-    def number(node):
-        return isinstance(node, ast.Constant) and type(node.value) in (int, float)
-
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if number(node):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in inputs:
-                raise BadExpression(t("graph.expr.unset", name=node.id))
-            if node.id not in leaves:
-                leaves[node.id] = Value(float(inputs[node.id]))
-            return leaves[node.id]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            operand = node.operand
-            if isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) \
-                    and number(operand):  # -3 is a number, not a negation node
-                return -operand.value if isinstance(node.op, ast.USub) else operand.value
-            inner = ev(node.operand)
-            return -inner if isinstance(node.op, ast.USub) else inner
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            left, right = ev(node.left), ev(node.right)
-            op = type(node.op)
-            if op is ast.Add:
-                return left + right
-            if op is ast.Sub:
-                return left - right
-            if op is ast.Mult:
-                return left * right
-            if op is ast.Div:
-                return left / right
-            return left ** right
-        if isinstance(node, ast.Call) and not node.keywords:
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in METHODS and not node.args:
-                return getattr(ev(func.value), func.attr)()
-            if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
-                return getattr(ev(node.args[0]), func.id)()
-        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node))))
-
-    root = ev(tree)
-    if not all(hasattr(root, attr) for attr in ("data", "_prev")):
-        raise BadExpression(t("graph.expr.number", expr=repr(expr)))
-    return root, leaves
-
-
-def _parse_sets(pairs) -> dict[str, float]:
-    values = dict(DEFAULT_INPUTS)
-    for pair in pairs or ():
-        name, sep, number = pair.partition("=")
-        name = name.strip()
-        if not sep or not name.isidentifier() or name in METHODS:
-            raise BadExpression(t("graph.set.shape", pair=repr(pair)))
-        try:
-            values[name] = float(number)
-        except ValueError:
-            raise BadExpression(t("graph.set.number", pair=repr(pair), number=repr(number.strip()))) from None
-    return values
-
 
 def _example(Value, number: int):
     """The default picture, as far as this stage's Value can go: the article's
@@ -174,37 +52,37 @@ def _example(Value, number: int):
     return L, names, "L = tanh(a*b + c)"
 
 
-def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].number, impl: str = "exercises",
+def graph_command(expr: str | None = None, sets=(), stage: int | str | None = None, impl: str = "exercises",
                   out: str | None = None, no_backward: bool = False, open_it: bool = False) -> int:
     from autograd_kata.pictures import graph
 
-    stage = manifest.stage(stage)
+    drawn = manifest.role("mlp") if stage is None else manifest.stage(stage)
     if out is not None and Path(out).suffix.lower().lstrip(".") not in ("txt", "dot", "gv", *graph.GRAPHVIZ_FORMATS):
         raise Refusal(t("graph.bad_suffix", name=repr(Path(out).name)), code=2, where="graph")  # before any work
     try:
-        inputs = _parse_sets(sets)
+        inputs = parse_sets(sets)
     except BadExpression as error:
         raise Refusal(str(error), code=2, where="graph") from None
     try:
-        engine = _load(impl, stage)
+        engine = load(impl, drawn)
     except ImportError as error:
         raise Refusal(str(error), where="graph") from None
     Value = getattr(engine, "Value", None)
     if Value is None:
-        raise Refusal(t("graph.no_value", file=f"{impl}/{stage.module}.py"), where=None)
+        raise Refusal(t("graph.no_value", file=f"{impl}/{drawn.module}.py"), where=None)
 
-    where = f"{impl}/{stage.module}.py"
+    where = f"{impl}/{drawn.module}.py"
     try:
         if expr:
             root, names = evaluate(expr, Value, inputs)
             names = names if any(v is root for v in names.values()) else {**names, "out": root}
             title = expr
         else:
-            root, names, title = _example(Value, stage.number)
+            root, names, title = _example(Value, drawn.number)
     except BadExpression as error:
         raise Refusal(str(error), code=2, where="graph") from None
     except Exception as error:
-        raise _engine_failed(error, where, impl, t("train.doing.graph")) from None
+        raise engine_failed(error, where, impl, t("train.doing.graph")) from None
 
     when = t("graph.before")
     if not no_backward:
@@ -213,11 +91,11 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
                 root.backward()
                 when = t("graph.after")
             except Exception as error:
-                if not _is_stub(error):
-                    raise _engine_failed(error, where, impl, "backward()") from None
+                if not is_stub(error):
+                    raise engine_failed(error, where, impl, "backward()") from None
                 say(t("graph.backward_unwritten", error=stub_said(error)), file=sys.stderr)
         else:
-            say(t("graph.no_backward", n=stage.number), file=sys.stderr)
+            say(t("graph.no_backward", n=drawn.number), file=sys.stderr)
     title = f"{title}   ({where}, {when})"
 
     color = use_colour(sys.stdout)
@@ -233,34 +111,15 @@ def graph_command(expr: str | None = None, sets=(), stage=manifest.STAGES[-1].nu
     if wants_picture and not graph.find_dot():
         say(t("graph.install_graphviz"), file=sys.stderr)
         return 0
-    target = path or _default_out("graph.svg")
+    target = path or default_out("graph.svg")
     try:
         graph.render(root, target, names, title=title)
     except (ValueError, RuntimeError) as error:
         raise Refusal(str(error), code=2 if isinstance(error, ValueError) else 1, where="graph") from None
     print(t("train.wrote", path=target))
     if open_it:
-        _open_in_browser(target)
+        open_in_browser(target)
     return 0
-
-
-def stub_said(error) -> str:
-    from autograd_kata.core.explain import stub_said as said  # here, not at the top: `kata --help` stays fast
-    return said(error)
-
-
-def _engine_failed(error, where, impl, doing) -> Refusal:
-    """The refusal (exit 1) for the learner's engine failing, to raise."""
-    if _is_stub(error):
-        if impl == "exercises" and (manifest.find_root() / "solutions").is_dir():
-            lines = [t("train.not_written", error=stub_said(error)), t("train.not_written_reference")]
-        else:  # a student copy has no reference to fall back on: one line, what to do
-            lines = [t("train.not_written_student", error=stub_said(error))]
-    else:
-        lines = [t("train.raised", where=where, kind=type(error).__name__, doing=doing, error=error)]
-        if isinstance(error, AttributeError) or "unsupported operand" in str(error):
-            lines.append(t("train.later_stage"))
-    return Refusal("\n".join(lines), where=None)
 
 
 # ------------------------------------------------------------------ explore
@@ -268,14 +127,14 @@ def _engine_failed(error, where, impl, doing) -> Refusal:
 def explore_command(out: str | None = None, fn: str = "tanh", x: float = 0.5, no_open: bool = False) -> int:
     from autograd_kata.pictures import explore
 
-    target = Path(out) if out else _default_out("explore.html")
+    target = Path(out) if out else default_out("explore.html")
     try:
         path = explore.write(target, fn=fn, x=x)
     except ValueError as error:
         raise Refusal(str(error), code=2, where="explore") from None
     print(t("train.wrote", path=path))
     if not no_open:
-        _open_in_browser(path)
+        open_in_browser(path)
     return 0
 
 
@@ -290,13 +149,13 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
 
     if steps < 1 or points < 4 or batch < 1:
         raise Refusal(t("train.bad_sizes"), code=2, where=None)
-    stage = manifest.STAGES[-1]
+    stage = manifest.role("mlp")
     xs, ys = trainer.two_moons(points, noise=noise, seed=seed)
     started = time.perf_counter()
     while True:
         where = f"{impl}/{stage.module}.py"
         try:
-            engine = _load(impl, stage)
+            engine = load(impl, stage)
             # a one-point step on a throwaway model: an unwritten stub shows up now
             probe = engine.MLP(2, [1], seed=seed)
             engine.train(probe, xs[:1], ys[:1], steps=1, lr=0.0)
@@ -315,18 +174,18 @@ def train_command(impl: str = "exercises", out: str | None = None, steps: int = 
         except ImportError as error:
             raise Refusal(str(error), where="train") from None
         except Exception as error:
-            if _is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
+            if is_stub(error) and impl == "exercises" and not (manifest.find_root() / "solutions").is_dir():
                 raise Refusal(t("train.unwritten_no_reference", n=stage.number, error=stub_said(error)),
                               where=None) from None
-            if _is_stub(error) and impl == "exercises":
+            if is_stub(error) and impl == "exercises":
                 say("\n" + t("train.unwritten", n=stage.number, error=stub_said(error)), file=sys.stderr)
                 say(t("train.using_reference"), file=sys.stderr)
                 impl = "solutions"
                 continue
-            raise _engine_failed(error, where, impl, t("train.doing.train")) from None
+            raise engine_failed(error, where, impl, t("train.doing.train")) from None
     train_seconds = time.perf_counter() - started
     acc = trainer.accuracy(model, xs, ys)
-    target = Path(out) if out else _default_out("train.png")
+    target = Path(out) if out else default_out("train.png")
     target.parent.mkdir(parents=True, exist_ok=True)
     trainer.plot(model, xs, ys, losses, target, acc=acc, without=without,
                  title=trainer.words("train.plot.title", where=where, steps=steps, seed=seed))

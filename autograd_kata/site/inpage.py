@@ -217,7 +217,7 @@ def stages(lang: str | None = None) -> str:
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import STAGES
     language(lang)
-    return json.dumps([{"number": s.number, "title": t(f"title.stage{s.number}"), "file": s.source("exercises")}
+    return json.dumps([{"number": s.number, "title": t(s.title_id), "file": s.source("exercises")}
                        for s in STAGES], ensure_ascii=False)
 
 

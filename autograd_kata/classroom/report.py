@@ -1,0 +1,146 @@
+"""What a grading holds (the grader's last step, read by every format and the class
+summary): each test's result as the judge reported it, each stage's grade and the
+report, bounded in size whatever the submission makes its messages.
+
+Scoring policy (``POLICY``): all or nothing per stage (``grade.py`` says why).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autograd_kata import __version__
+from autograd_kata.core.kinds import KINDS
+from autograd_kata.core.manifest import Stage
+from autograd_kata.core.runner import Tally
+
+POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
+# what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
+# a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
+# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
+
+
+@dataclass
+class TestResult:
+    name: str          # pytest's node id, e.g. tests/test_stage04_tanh.py::test_x[stage04_tanh]
+    status: str        # passed, failed, error, skipped, missing (not reported)
+    message: str = ""
+    seconds: float = 0.0
+    kind: str | None = None  # what sort of failure (core/kinds.py), as the judge named it
+
+    @property
+    def short(self) -> str:
+        return self.name.split("::", 1)[-1]
+
+    @property
+    def headline(self) -> str:
+        """The message's one line: a native traceback's is its last (the exception)."""
+        lines = [line for line in self.message.splitlines() if line.strip()]
+        if not lines:
+            return self.status
+        return lines[-1].strip() if lines[0].startswith("Traceback (most recent call last)") else lines[0]
+
+
+@dataclass
+class StageGrade(Tally):
+    stage: Stage
+    tests: list[TestResult] = field(default_factory=list)
+    reason: str = ""       # why the stage scored 0 (empty when it scored its points)
+    reason_kind: str = ""  # "hang" (stopped), "crash" (the judge or its results failed) or ""
+    seconds: float = 0.0
+    source: str = ""       # the submitted file graded, relative to the submission
+    found: list[str] = field(default_factory=list)  # every candidate file for this stage
+
+    @property
+    def max_score(self) -> int:
+        return self.stage.points
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason and self.all_passed
+
+    @property
+    def score(self) -> int:
+        return self.stage.points if self.ok else 0
+
+    @property
+    def file_note(self) -> str:
+        """Which file was graded; with several candidates, all of them and the rule."""
+        if not self.source:
+            return ""
+        if len(self.found) < 2:
+            return f"graded {self.source}"
+        return (f"graded {self.source}; found {len(self.found)} files for this stage ({', '.join(self.found)}); "
+                f"rule: exercises/ at the top first, then the top, then the shallowest, then alphabetical")
+
+    def to_dict(self) -> dict:
+        s = self.stage
+        return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
+                "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
+                "passed": self.passed, "total": self.total, "reason": self.reason, "reason_kind": self.reason_kind,
+                "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
+                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "message": t.message,
+                           "seconds": round(t.seconds, 3)} for t in self.tests]}
+
+
+@dataclass
+class Report:
+    submission: str
+    stages: list[StageGrade]
+    seconds: float = 0.0
+    message: str = ""  # about the whole grading (e.g. the grader itself failed)
+    warnings: list[str] = field(default_factory=list)  # for the instructor, not the student
+    isolated: bool = False
+    isolation: str = ""  # one line: how the submitted code was kept apart
+    hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
+
+    @property
+    def score(self) -> int:
+        return sum(g.score for g in self.stages)
+
+    @property
+    def max_score(self) -> int:
+        return sum(g.max_score for g in self.stages)
+
+    @property
+    def first_line(self) -> str:
+        """The report's first line: a missing uid boundary is said before anything else."""
+        return self.isolation if not self.isolated else f"kata grade: {self.submission}"
+
+    def to_dict(self) -> dict:
+        return {"isolation": self.isolation, "isolated": self.isolated,
+                "kata_version": __version__, "policy": POLICY, "submission": self.submission,
+                "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
+                "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
+                "stages": [g.to_dict() for g in self.stages]}
+
+
+# --- from the judge's results --------------------------------------------------------
+
+def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
+    """Add to ``grade`` a TestResult for each of ``ids`` (the collected tests), from what the judge
+    ``reported`` ({node id: its results entry}); a test it did not report is "missing"."""
+    budget = MAX_STAGE_MESSAGES
+    for nodeid in ids:
+        entry = reported.get(nodeid)
+        if entry is None:
+            grade.tests.append(TestResult(nodeid, "missing", "not run"))
+            continue
+        status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
+            else "missing"
+        message = _bounded(str(entry.get("message") or ""), budget)
+        budget -= len(message)
+        seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
+        kind = entry.get("kind") if entry.get("kind") in KINDS else None
+        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind))
+        grade.seconds += float(seconds)
+
+
+def _bounded(message: str, budget: int) -> str:
+    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is spent."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}\n... [{len(message) - MAX_MESSAGE} more characters cut]"
+    if len(message) > budget:
+        first = TestResult("", "failed", message).headline[:MAX_HEADLINE]
+        message = f"{first}\n... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} characters]"
+    return message
