@@ -30,6 +30,8 @@ class Stage:
     title: str
     points: int
     lesson_id: str  # catalogue id of what the stage taught, in one sentence (shown on success)
+    # the demonstrations shown when the stage passes (learner/feel.py's DEMONSTRATIONS), in order
+    feel: tuple[str, ...] = ()
 
     @property
     def lesson(self) -> str:
@@ -58,13 +60,13 @@ class Stage:
 
 STAGES: tuple[Stage, ...] = (
     Stage(1, "value", "Value skeleton", 10, "lesson.stage1"),
-    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2"),
-    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3"),
-    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4"),
-    Stage(5, "backward", "topological backward", 15, "lesson.stage5"),
-    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6"),
-    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7"),
-    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8"),
+    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2", feel=("plus_equals",)),
+    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3", feel=("plus_equals",)),
+    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4", feel=("plus_equals",)),
+    Stage(5, "backward", "topological backward", 15, "lesson.stage5", feel=("plus_equals",)),
+    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6", feel=("accumulate",)),
+    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7", feel=("zero_grad_fit", "stale_closures")),
+    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", feel=("mlp_zero_grad",)),
 )
 
 
