@@ -16,40 +16,41 @@ from pathlib import Path
 import pytest
 
 from autograd_kata.core import i18n
-from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.learner import feel
-from kit import run_kata
+from kit import ROOT, fresh_copy, reference, run_kata
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(120)
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
-@pytest.fixture
-def kata(tmp_path, monkeypatch):
-    root = tmp_path / "kata"
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("feel") / "kata"
     for name in ("exercises", "solutions", "tests"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy(ROOT / name, root / name)
-    monkeypatch.chdir(root)
-    for var in ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "NO_COLOR", "FORCE_COLOR"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("KATA_LANG", "en")
-    i18n.reset()
+    return root
+
+
+@pytest.fixture
+def kata(template, tmp_path, monkeypatch):
+    root = fresh_copy(template, tmp_path, monkeypatch,
+                      unset=("LC_ALL", "LC_MESSAGES", "LANG", "NO_COLOR", "FORCE_COLOR", "KATA_IMPL"))
+    in_language(monkeypatch, "en")
     yield root
     i18n.reset()
 
 
 def solve(root, n, change=None):
-    s = stage(n)
-    text = strip_markers((root / s.source("solutions")).read_text(encoding="utf-8"))
+    """Stage n written as the reference, or as ``change`` makes it."""
+    text = reference(n)
     if change:
         changed = change(text)
         assert changed != text, "the edit did not apply: the reference changed under this test"
         text = changed
-    (root / s.source("exercises")).write_text(text, encoding="utf-8")
+    (root / stage(n).source("exercises")).write_text(text, encoding="utf-8")
 
 
 def in_language(monkeypatch, lang):
@@ -205,9 +206,8 @@ def test_stages_2_to_5_say_the_articles_plus_equals_is_right(kata, n):
 def test_a_learner_whose_own_rules_add_is_told_they_are_ready(kata, n):
     """Stage 4's module also holds stage 2's rules as given (=): only the learner's own count."""
     s = stage(n)
-    text = strip_markers((kata / s.source("solutions")).read_text(encoding="utf-8"))
     own = feel._own_methods(s, kata)
-    assert own and feel.grad_writes(text, own)[0] == 0  # the reference's own rules assign
+    assert own and feel.grad_writes(reference(n), own)[0] == 0  # the reference's own rules assign
     solve(kata, n, adding)
     assert feel.feel(s, kata) == [YOURS]
 
@@ -299,3 +299,23 @@ def test_the_fit_takes_the_reference_train_steps():
     ours = feel.line_fit(engine, True, steps=30)
     theirs = engine.train(feel.line(engine), list(feel.XS), list(feel.YS), 30, feel.LR)
     assert ours == pytest.approx(theirs, rel=1e-12) and ours[-1] < ours[0] / 100
+
+
+def test_the_page_shows_the_same_lines_in_its_own_process(kata, monkeypatch):
+    """The browser page's feel (site/inpage.py: no child process, a signal-free time
+    limit) reads the same manifest entries and gives the same lines."""
+    import sys
+
+    from autograd_kata.site import inpage
+    solve(kata, 6)
+    solve(kata, 7)
+    solve(kata, 2, adding)
+    expected = {n: feel.feel(stage(n), kata) for n in (2, 7)}
+    assert expected[2] == [YOURS] and len(expected[7]) == 4 and "the slope at the old w" in expected[7][2]
+    for name in [name for name in sys.modules if name == "exercises" or name.startswith("exercises.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(kata))
+    for n in (2, 7):
+        assert inpage.feel(stage(n), kata) == expected[n]
+    assert inpage.feel(stage(1), kata) == []
+    assert not any(name.startswith("exercises.") for name in sys.modules)  # forgotten: the next check re-imports
