@@ -218,8 +218,7 @@ def line(engine, w: float = 0.0, b: float = 0.0):
 
         if base is object:  # an engine before Module: what zero_grad() does, by hand
             def zero_grad(self):
-                for p in self.parameters():
-                    p.grad = 0.0
+                self.w.grad = self.b.grad = 0.0
 
     return Line()
 
