@@ -319,3 +319,24 @@ def test_the_page_shows_the_same_lines_in_its_own_process(kata, monkeypatch):
         assert inpage.feel(stage(n), kata) == expected[n]
     assert inpage.feel(stage(1), kata) == []
     assert not any(name.startswith("exercises.") for name in sys.modules)  # forgotten: the next check re-imports
+
+
+def test_an_engine_whose_slopes_disagree_with_its_own_values_gets_no_claim(kata):
+    """A wrong pow rule (twice the slope): "the slope there is" would be false, so
+    the demonstration says what disagrees, measured on the engine's forward values."""
+    solve(kata, 6)
+    solve(kata, 7, lambda text: text.replace("self.grad += exponent * self.data",
+                                             "self.grad += 2 * exponent * self.data"))
+    lines = feel.feel(stage(7), kata)
+    w1 = 0 - LR * 2 * slope_w(0, 0)  # the step it took, on twice the slope
+    assert lines[1:] == [f"(No second backward() after a step: at w = {w1:g} your engine's backward() gives the "
+                         f"slope {2 * slope_w(w1, 0):.4g}, but its own loss values change at a rate of "
+                         f"{slope_w(w1, 0):.4g} there.)"]
+
+
+def test_the_learners_prints_are_not_shown_as_lines(kata):
+    solve(kata, 6)
+    solve(kata, 7, lambda text: text.replace("        order = self.topological_order()\n",
+                                             "        order = self.topological_order()\n        print('debug')\n", 1))
+    lines = feel.feel(stage(7), kata)
+    assert len(lines) == 4 and not any("debug" in line for line in lines)

@@ -24,7 +24,9 @@ each says only what the numbers it got bear out.  Every training step is
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
+import io
 import math
 import subprocess
 import sys
@@ -74,7 +76,8 @@ def show(stage, root: Path) -> list[str]:
     lines = []
     for name in (name for name in stage.feel if name in RUNS):
         try:
-            lines += RUNS[name](stage, Path(root))
+            with contextlib.redirect_stdout(io.StringIO()):  # the learner's own prints are not our lines
+                lines += RUNS[name](stage, Path(root))
         except Exception as error:  # noqa: BLE001 - the learner's engine may fail in any way
             lines.append(t("feel.failed", last=f"{type(error).__name__}: {error}"))
     return lines
@@ -264,11 +267,22 @@ def true_slope(engine, w: float, b: float) -> float:
     return model.w.grad
 
 
+def forward_slope(engine, w: float, b: float, h: float = 1e-6) -> float:
+    """dloss/dw at (w, b) from the engine's forward values alone (central differences)."""
+    def at(w):
+        return mse(engine, line(engine, w, b), XS, YS).data
+    return (at(w + h) - at(w - h)) / (2 * h)
+
+
 def stale_closures(stage, root: Path) -> list[str]:
     """The stage's engine and the one before it: a second backward() after one step."""
     mine, earlier = _engine(stage), _before(stage)
     retained = after_a_step(mine, retain_graph=True)
     true = true_slope(mine, retained["w1"], retained["b1"])
+    measured = forward_slope(mine, retained["w1"], retained["b1"])
+    if not (_number(true) and math.isclose(true, measured, rel_tol=1e-5, abs_tol=1e-6)):
+        # "the slope there is" would not be true: say what disagrees, and nothing else
+        return [t("feel.stale_disagrees", w1=_g(retained["w1"]), grad=_g(true), measured=_g(measured))]
     common = {"w0": _g(retained["w0"]), "w1": _g(retained["w1"]), "slope": _g(retained["slope"]),
               "true": _g(true), "n": earlier.number, "lr": _g(LR)}
     try:
