@@ -340,3 +340,13 @@ def test_the_learners_prints_are_not_shown_as_lines(kata):
                                              "        order = self.topological_order()\n        print('debug')\n", 1))
     lines = feel.feel(stage(7), kata)
     assert len(lines) == 4 and not any("debug" in line for line in lines)
+
+
+def test_a_source_it_cannot_read_costs_the_line_not_the_check(kata, monkeypatch):
+    (kata / stage(2).source()).write_bytes(b"\xff\xfe not utf-8")
+    assert feel.feel(stage(2), kata) == [GENERAL]  # unreadable as the learner's: nothing claimed about it
+    (kata / stage(2).source()).unlink()
+    assert feel.feel(stage(2), kata) == [GENERAL]
+    import autograd_kata.core.manifest as manifest
+    monkeypatch.setattr(manifest, "STAGES", tuple(s for s in STAGES if "accumulate" not in s.feel))
+    assert feel.feel(stage(2), kata) == []  # no stage to point to: no line, and no crash

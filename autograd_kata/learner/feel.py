@@ -62,8 +62,13 @@ def feel(stage, root: Path) -> list[str]:
 
 
 def read(stage, root: Path) -> list[str]:
-    """The stage's demonstrations that only read the learner's source."""
-    return [line for name in stage.feel if name in READS for line in READS[name](stage, Path(root))]
+    """The stage's demonstrations that only read the learner's source (one that
+    cannot read it shows nothing: the stage's result stands without it)."""
+    lines = []
+    for name in (name for name in stage.feel if name in READS):
+        with contextlib.suppress(Exception):
+            lines += READS[name](stage, Path(root))
+    return lines
 
 
 def runs_engine(stage) -> bool:
@@ -115,7 +120,7 @@ def _engine(stage):
 def _before(stage):
     """The stage just before ``stage`` in the manifest."""
     from autograd_kata.core.manifest import STAGES
-    return STAGES[STAGES.index(stage) - 1]
+    return next(s for s in reversed(STAGES) if s.number < stage.number)
 
 
 # --- plus_equals: the article's += while stages 2-5 assign ------------------------
