@@ -212,6 +212,15 @@ def test_a_learner_whose_own_rules_add_is_told_they_are_ready(kata, n):
     assert feel.feel(s, kata) == [YOURS]
 
 
+@pytest.mark.parametrize("n", [3, 5])
+def test_in_a_stage_without_rules_of_its_own_the_given_rules_count_as_they_are_now(kata, n):
+    """A reader who carries their += forward into the given rules is told so too."""
+    solve(kata, n)
+    assert feel.feel(stage(n), kata) == [GENERAL]
+    solve(kata, n, adding)
+    assert feel.feel(stage(n), kata) == [YOURS]
+
+
 def test_one_own_rule_that_assigns_keeps_the_general_line(kata):
     def all_but_tanh(text):
         text = adding(text)
