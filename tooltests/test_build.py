@@ -266,11 +266,9 @@ def test_the_engine_is_written_once_outside_the_generated_trees():
     rows = [line for line in proc.stdout.splitlines() if re.match(r"D\d+ ", line)]
     assert rows or "no duplicates" in proc.stdout, proc.stdout + proc.stderr
     generated = re.compile(r" (solutions|exercises)/")
-    # tests/ may spell out a computation to check it (a training loop), and learner/feel.py
-    # drives the learner's own stage-7 engine through the same loop to show its numbers:
-    # neither is a copy of the engine
+    # tests/ may spell out a computation to check it (a training loop): not a copy of the engine
     copies = [row for row in rows if "reference/engine.py" in row and not generated.search(row)
-              and " tests/" not in row and "autograd_kata/learner/feel.py" not in row]
+              and " tests/" not in row]
     assert not copies, "engine code written twice:\n" + "\n".join(copies)
 
 

@@ -34,6 +34,8 @@ class Stage:
     lesson_id: str  # catalogue id of what the stage taught, in one sentence (shown on success)
     title_id: str  # catalogue id of the title the learner reads (``title`` is the maintainers' English)
     role: str = ""  # one of ROLES, or "" for a stage that only teaches
+    # the demonstrations shown when the stage passes (learner/feel.py's DEMONSTRATIONS), in order
+    feel: tuple[str, ...] = ()
 
     @property
     def lesson(self) -> str:
@@ -62,13 +64,15 @@ class Stage:
 
 STAGES: tuple[Stage, ...] = (
     Stage(1, "value", "Value skeleton", 10, "lesson.stage1", "title.stage1"),
-    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2", "title.stage2"),
-    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3", "title.stage3"),
-    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4", "title.stage4"),
-    Stage(5, "backward", "topological backward", 15, "lesson.stage5", "title.stage5"),
-    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6", "title.stage6"),
-    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7", "title.stage7"),
-    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", "title.stage8", role="mlp"),
+    Stage(2, "add_mul", "add and mul", 15, "lesson.stage2", "title.stage2", feel=("plus_equals",)),
+    Stage(3, "coercion", "constants and reflected ops", 10, "lesson.stage3", "title.stage3", feel=("plus_equals",)),
+    Stage(4, "tanh", "tanh and the same recipe", 15, "lesson.stage4", "title.stage4", feel=("plus_equals",)),
+    Stage(5, "backward", "topological backward", 15, "lesson.stage5", "title.stage5", feel=("plus_equals",)),
+    Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6", "title.stage6", feel=("accumulate",)),
+    Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7", "title.stage7",
+          feel=("zero_grad_fit", "stale_closures")),
+    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", "title.stage8", role="mlp",
+          feel=("mlp_zero_grad",)),
 )
 
 

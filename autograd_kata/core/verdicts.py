@@ -144,9 +144,9 @@ def pytest_runtest_makereport(item, call):
     elif stage is None or error is None:
         pass
     elif _is_timeout(error):
-        limit = str(error)[len("Timeout (>"):].split("s)", 1)[0]
+        said = str(error)[len("Timeout (>"):].split("s)", 1)[0]
         try:
-            limit = float(limit)
+            limit = float(said)
         except ValueError:
             limit = float("nan")
         report.longrepr = explain.hang(error, _module_file(item, stage), limit, stage.number)
@@ -155,7 +155,7 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
                                         _test_place(error))
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
-        report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)
+        report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)  # type: ignore[union-attr]
     return report
 
 

@@ -193,9 +193,11 @@ def diff(stage: str, reveal: bool = False, previous: bool = False) -> int:
     if previous:  # what stage N adds to N-1: the stubs, or with --reveal the reference
         from autograd_kata.core.build import previous_diff
         try:
-            return show_diff(previous_diff(root, s, reveal=reveal), style)
+            code = show_diff(previous_diff(root, s, reveal=reveal), style)
         except FileNotFoundError as missing:
             raise Refusal(str(missing)) from None
+        plus_equals_note(s, root, style)
+        return code
     reference = root / s.source("solutions")
     mine = root / s.source("exercises")
     if not reference.is_file():
@@ -214,8 +216,19 @@ def diff(stage: str, reveal: bool = False, previous: bool = False) -> int:
                                       tofile=t("diff.reference", file=s.source("solutions"))))
     if not lines:
         say(style.green(f"{style.tick} {t('diff.identical', file=s.source('exercises'))}"))
-        return 0
-    return show_diff(lines, style)
+    else:
+        show_diff(lines, style)
+    plus_equals_note(s, root, style)
+    return 0
+
+
+def plus_equals_note(s, root, style) -> None:
+    """Under a stage that assigns on purpose (stages 2-5): the article's += is right
+    too, and the learner's rules, if they add, are ready for the stage that needs it."""
+    if "plus_equals" in s.feel:
+        from autograd_kata.learner.feel import plus_equals
+        for line in plus_equals(s, root):
+            say(style.dim(line))
 
 
 def show_diff(lines, style) -> int:

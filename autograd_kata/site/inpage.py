@@ -121,20 +121,20 @@ def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Pa
 
 
 def feel(stage, root) -> list[str]:
-    """``learner.feel.feel`` without its child process: the same numbers, the same time limit."""
+    """``learner.feel.feel`` without its child process: the same lines, the same time limit."""
     from autograd_kata.core.i18n import t
     from autograd_kata.learner import feel as numbers
     from autograd_kata.site.limits import TimeLimit, deadline
-    if stage.number not in numbers.STAGES_WITH_NUMBERS:
-        return []
-    show = {6: numbers.stage6, 7: numbers.stage7, 8: numbers.stage8}[stage.number]
+    lines = numbers.read(stage, Path(root))
+    if not numbers.runs_engine(stage):
+        return lines
     try:
         with deadline(numbers.TIME_LIMIT, str(root)):
-            return show(Path(root))
+            return lines + numbers.show(stage, Path(root))
     except TimeLimit:
-        return [t("feel.too_slow", limit=f"{numbers.TIME_LIMIT:g}")]
+        return [*lines, t("feel.too_slow", limit=f"{numbers.TIME_LIMIT:g}")]
     except Exception as error:  # noqa: BLE001 - as the child process's last line of stderr
-        return [t("feel.failed", last=f"{type(error).__name__}: {error}")]
+        return [*lines, t("feel.failed", last=f"{type(error).__name__}: {error}")]
     finally:
         forget_kata_modules(root)
 
