@@ -220,7 +220,7 @@ def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):
     assert g.source == f"backup/{name}" and g.score == 0
     assert g.found == [f"backup/{name}", f"mywork/{name}", f"mywork/old/{name}"]
     text = as_text(report)
-    assert f"graded backup/{name}; found 3 files for this stage" in text
+    assert f"Graded backup/{name}; found 3 files for this stage" in text
     assert "rule: exercises/ at the top first" in json.loads(as_gradescope(report))["tests"][0]["output"]
 
 

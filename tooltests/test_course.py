@@ -49,7 +49,8 @@ def fake_grade(submission, grader_root, stages, stage_timeout=30.0, jobs=None, s
         if line == "PASS":
             g.tests = [Result(f"{s.test_file}::test_a", "passed")]
         else:
-            g.tests = [Result(f"{s.test_file}::test_a", "failed", line, kind=fake_kind(line))]
+            g.tests = [Result(f"{s.test_file}::test_a", "failed", line, kind=fake_kind(line),
+                              mistakes=fake_mistakes(line, s.number))]
             g.reason = f"1 of 1 tests did not pass; first: test_a: {line}"
         graded.append(g)
     return Report(str(submission), graded, isolated=True, isolation="isolation: fake", hidden_seed=seed or 1)
@@ -62,6 +63,12 @@ def fake_kind(message: str) -> str:
         if words in message:
             return kind
     return "wrong"
+
+
+def fake_mistakes(message: str, number: int) -> tuple:
+    """The mistakes the real judge names for such a message (core/verdicts.py: the phrases of
+    its stage in its English words)."""
+    return tuple(dict.fromkeys(ident for n, phrase, ident in PHRASES if n == number and phrase in message))
 
 
 def counting():

@@ -182,7 +182,8 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
         results = Path(next(a for a in done.args if a.startswith("--kata-results=")).split("=", 1)[1])
         data = json.loads(results.read_text(encoding="utf-8"))
         s = stage(m.stage)
-        g = StageGrade(s, tests=[TestResult(e["nodeid"], e["outcome"], e["message"]) for e in data["tests"]],
+        g = StageGrade(s, tests=[TestResult(e["nodeid"], e["outcome"], e["message"], mistakes=tuple(e["mistakes"]))
+                                 for e in data["tests"]],
                        source=s.source("exercises"), found=[s.source("exercises")])
         bad = [t for t in g.tests if t.status != "passed"]
         assert bad, f"{m.id}: every test of stage {m.stage} passed"

@@ -161,3 +161,23 @@ def test_a_run_that_pytest_itself_breaks_is_no_verdict(hook, tmp_path):
     assert not got.ok and got.problem, f"a broken run was taken for a verdict: {got}"
     assert fixed_part("runner.broken", "en") in got.problem, got.problem
     assert "INTERNALERROR" in got.problem, f"pytest's last words are missing: {got.problem}"
+
+
+def test_a_grade_report_speaks_the_language_it_is_asked_for(tmp_path):
+    """``kata grade --lang ja``: the judge speaks English, yet the report's test messages and
+    reasons are said in Japanese from the messages' data (their catalogue ids and fields)."""
+    import json
+
+    from kit import ROOT
+
+    case = next(c for c in CASES if c.id == "order-skips-leaves")
+    submission = scratch(case, tmp_path / "student")
+    done = subprocess.run([sys.executable, "-m", "autograd_kata", "grade", "--submission", str(submission),
+                           "--stage", "5", "--lang", "ja", "--format", "gradescope"], cwd=ROOT,
+                          capture_output=True, text=True, encoding="utf-8", timeout=300, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    output = json.loads(done.stdout)["tests"][0]["output"]
+    for msgid in ("s5.diamond_too_few", "report.not_passed", "report.graded_file"):
+        assert fixed_part(msgid, "ja") in output, f"{msgid} is not said in Japanese:\n{output}"
+    for english in ("tests did not pass", "a node is left out", "Graded "):
+        assert english not in output, f"English left in a Japanese report ({english!r}):\n{output}"

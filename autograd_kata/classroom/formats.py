@@ -2,8 +2,10 @@
 ``grade.Report`` written as a text table, JSON, Gradescope's results.json or JUnit XML.
 
 The words around the results come from the catalogue in ``lang`` (``kata grade
---lang``; default English); the reasons and test messages are the judge's, in
-English (``folders.judge_env``).  JSON is data: its keys and the policy stay English.
+--lang``; default English); the judge speaks English (``folders.judge_env``), and
+every test message it wrote as catalogue data (``said``) is said again in ``lang``
+(``report.in_language``); a crash's or a hang's words stay the judge's English.
+JSON is data: its keys and the policy stay English.
 ``timed=False`` (``--seed``) leaves out the time a grading took."""
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from autograd_kata.classroom.report import POLICY, Report, TestResult
+from autograd_kata.classroom.report import POLICY, Report, TestResult, in_language
 from autograd_kata.core.i18n import t_in
 
 FORMATS = ("text", "json", "gradescope", "junit")
@@ -35,8 +37,8 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
     for g in report.stages:
         lines.append(f"{g.stage.number:<6}{title(g.stage, lang)[:29]:<30}{f'{g.passed}/{g.total}':>9}"
                      f"{f'{g.score}/{g.max_score}':>9}")
-        if g.file_note:
-            lines.append(f"{'':6}   {g.file_note}")
+        if g.file_note():
+            lines.append(f"{'':6}   {g.file_note(lang)}")
         if g.reason:
             for i, line in enumerate(g.reason.splitlines()[:6]):
                 lines.append(f"{'':6}{'-> ' if i == 0 else '   '}{line}")
@@ -61,13 +63,14 @@ def as_json(report: Report, lang: str = "en", timed: bool = True) -> str:
 
 def as_gradescope(report: Report, lang: str = "en", timed: bool = True) -> str:
     """Gradescope's results.json: one test entry per stage, worth its points (never the hidden seed)."""
+    report = in_language(report, lang)
     say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
     policy = say("report.policy_text")
     tests = []
     for g in report.stages:
         out = [say("report.tests_passed", passed=g.passed, total=g.total, policy=policy)]
-        if g.file_note:
-            out.append(g.file_note[0].upper() + g.file_note[1:] + ".")
+        if g.file_note():
+            out.append(g.file_note(lang))
         if g.reason:
             out.append(g.reason)
         for t in g.tests:
@@ -103,6 +106,7 @@ def junit_key(nodeid: str) -> tuple[str, str]:
 def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
     """JUnit XML: one testsuite per stage, one testcase per test; anything not
     reported passed is a failure."""
+    report = in_language(report, lang)
     failures = sum(g.total - g.passed + (1 if g.reason and not g.tests else 0) for g in report.stages)
     tests = sum(max(g.total, 1 if g.reason and not g.tests else 0) for g in report.stages)
     root = ET.Element("testsuites", name="kata grade", tests=str(tests), failures=str(failures),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograd_kata.classroom import jail
 from autograd_kata.classroom.folders import judge_folder
-from autograd_kata.classroom.report import StageGrade, fill
+from autograd_kata.classroom.report import StageGrade, fill, not_passed
 from autograd_kata.core.manifest import Stage
 from autograd_kata.core.runner import plugin_args
 
@@ -128,9 +128,7 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
         elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
             g.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
         elif g.passed < g.total:
-            bad = [t for t in g.tests if t.status != "passed"]
-            g.reason, g.reason_kind = (f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: "
-                                       f"{bad[0].headline}"), ""
+            g.reason, g.reason_kind = not_passed(g, "en"), ""
         elif run.returncode == 0 and results.get("exitstatus") != 0:
             g.reason = "the judge's exit status and its results disagree"
         else:

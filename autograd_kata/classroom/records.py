@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.classroom.discovery import find_stage_files
-from autograd_kata.core.mistakes import named_in
+from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
 STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
@@ -78,12 +78,13 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
 
 
 def stage_mistakes(g, status: str) -> list[str]:
-    """The classic mistakes (their phrases) a failed stage's messages name; none for a stage
+    """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
+    ``mistakes`` in its results, whatever language it spoke); none for a stage
     not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
     if status in ("passed", "no_file", "not_started", "no_import"):
         return []
-    text = "\n".join([g.reason] + [t.message for t in g.tests if t.status != "passed"])
-    return sorted(phrase for _, phrase in named_in(text, g.stage.number))
+    named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
+    return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
 
 
 def record(name: str, report, submission: Path, stages, files: str, tests: str, stub: dict,

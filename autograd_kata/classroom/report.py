@@ -6,10 +6,11 @@ Scoring policy (``POLICY``): all or nothing per stage (``grade.py`` says why).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autograd_kata import __version__
-from autograd_kata.core.kinds import KINDS
+from autograd_kata.core.i18n import Text, t_in
+from autograd_kata.core.kinds import KINDS, cause_first
 from autograd_kata.core.manifest import Stage
 from autograd_kata.core.runner import Tally
 
@@ -27,6 +28,21 @@ class TestResult:
     message: str = ""
     seconds: float = 0.0
     kind: str | None = None  # what sort of failure (core/kinds.py), as the judge named it
+    said: list = field(default_factory=list)  # its messages as data (i18n.Text.data()), as the judge wrote them
+    mistakes: tuple = ()  # the classic mistakes they name (core/mistakes.py label ids)
+
+    def in_language(self, lang: str) -> TestResult:
+        """This result with its message said in ``lang``: from its messages as data, when
+        they say exactly the message the judge wrote (in English); else as it is."""
+        if lang == "en" or not self.said:
+            return self
+        try:
+            if "\n".join(Text.load(d, "en") for d in self.said) != self.message:
+                return self
+            message = "\n".join(Text.load(d, lang) for d in self.said)
+        except ValueError:
+            return self
+        return replace(self, message=message)
 
     @property
     def short(self) -> str:
@@ -63,15 +79,13 @@ class StageGrade(Tally):
     def score(self) -> int:
         return self.stage.points if self.ok else 0
 
-    @property
-    def file_note(self) -> str:
-        """Which file was graded; with several candidates, all of them and the rule."""
+    def file_note(self, lang: str = "en") -> str:
+        """Which file was graded (one sentence); with several candidates, all of them and the rule."""
         if not self.source:
             return ""
         if len(self.found) < 2:
-            return f"graded {self.source}"
-        return (f"graded {self.source}; found {len(self.found)} files for this stage ({', '.join(self.found)}); "
-                f"rule: exercises/ at the top first, then the top, then the shallowest, then alphabetical")
+            return t_in(lang, "report.graded_file", source=self.source)
+        return t_in(lang, "report.graded_file_of", source=self.source, n=len(self.found), found=", ".join(self.found))
 
     def to_dict(self) -> dict:
         s = self.stage
@@ -115,6 +129,28 @@ class Report:
                 "stages": [g.to_dict() for g in self.stages]}
 
 
+def not_passed(g: StageGrade, lang: str) -> str:
+    """Why a stage whose tests ran scored 0: how many failed, and the one that explains the
+    most (``kinds.cause_first``, as ``kata check`` shows it), in ``lang``."""
+    bad = cause_first(g.tests)
+    return t_in(lang, "report.not_passed", bad=len(bad), total=g.total, first=bad[0].short,
+                headline=bad[0].headline)
+
+
+def in_language(report: Report, lang: str) -> Report:
+    """``report`` with every test's message said in ``lang`` where its data allows
+    (``TestResult.in_language``): the judge speaks English, each format speaks ``lang``."""
+    if lang == "en":
+        return report
+    stages = []
+    for g in report.stages:
+        said = replace(g, tests=[test.in_language(lang) for test in g.tests])
+        if g.reason and g.reason == not_passed(g, "en"):  # the usual reason, said again
+            said.reason = not_passed(said, lang)
+        stages.append(said)
+    return replace(report, stages=stages)
+
+
 # --- from the judge's results --------------------------------------------------------
 
 def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
@@ -132,7 +168,10 @@ def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
         budget -= len(message)
         seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
         kind = entry.get("kind") if entry.get("kind") in KINDS else None
-        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind))
+        said = entry.get("said") if isinstance(entry.get("said"), list) else []
+        mistakes = entry.get("mistakes") if isinstance(entry.get("mistakes"), list) else []
+        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind, said,
+                                      tuple(m for m in mistakes if isinstance(m, str))))
         grade.seconds += float(seconds)
 
 

@@ -71,8 +71,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(6, "accumulate", "accumulate with +=", 10, "lesson.stage6", "title.stage6", feel=("accumulate",)),
     Stage(7, "zero_grad", "zero_grad and retain_graph", 10, "lesson.stage7", "title.stage7",
           feel=("zero_grad_fit", "stale_closures")),
-    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", "title.stage8", role="mlp",
-          feel=("mlp_zero_grad",)),
+    Stage(8, "mlp", "a network that learns", 15, "lesson.stage8", "title.stage8", role="mlp", feel=("mlp_zero_grad",)),
 )
 
 

@@ -83,11 +83,6 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
 )
 
 
-def named_in(text: str, stage: int) -> set[tuple[int, str]]:
-    """The mistakes of ``stage`` whose phrase occurs in ``text``, as (stage, phrase)."""
-    return {(s, phrase) for s, phrase, _ in PHRASES if s == stage and phrase in text}
-
-
 def label(stage: int, phrase: str, lang: str = "en") -> str:
     """What a student whose stage-``stage`` failure says ``phrase`` did, in ``lang``."""
     for s, p, ident in PHRASES:

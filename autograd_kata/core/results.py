@@ -16,7 +16,8 @@ name, then a rename). Its shape::
                 "kind": null | one of KINDS (what sort of failure: data, not words),
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "said": [{"id": "expect.hint", "args": {...}}, ...] (the message as data: i18n.Text),
-                "mistake": null | the classic mistake it names (a core.mistakes label id),
+                "mistakes": [...] the classic mistakes it names (core.mistakes label ids),
+                "mistake": null | the first of them,
                 "duration": 0.0012}]}
 
 A test's outcome is the worst of its phases (setup, call, teardown); "error"
@@ -47,11 +48,12 @@ def record_kind(report, kind: str) -> None:
     report.user_properties = [p for p in report.user_properties if p[0] != KIND_PROPERTY] + [(KIND_PROPERTY, kind)]
 
 
-def record_said(report, said: list, mistake: str | None) -> None:
-    """Keep ``report``'s failure messages as data (``i18n.Text``) and the classic mistake
-    they name (a label id of ``core.mistakes``, or None), for the results file."""
+def record_said(report, said: list, mistakes: list[str]) -> None:
+    """Keep ``report``'s failure messages as data (``i18n.Text``) and the classic mistakes
+    they name (label ids of ``core.mistakes``), for the results file."""
     report.user_properties = [p for p in report.user_properties if p[0] not in (SAID_PROPERTY, MISTAKE_PROPERTY)]
-    report.user_properties += [(SAID_PROPERTY, [text.data() for text in said[:20]]), (MISTAKE_PROPERTY, mistake)]
+    data = [text.data() if hasattr(text, "data") else {"id": "", "args": {}, "text": str(text)} for text in said[:20]]
+    report.user_properties += [(SAID_PROPERTY, data), (MISTAKE_PROPERTY, list(mistakes))]
 
 
 MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
@@ -85,6 +87,7 @@ class Recorder:
                 "message": "",
                 "said": [],
                 "mistake": None,
+                "mistakes": [],
                 "location": [report.location[0], (report.location[1] or 0) + 1],
                 "duration": 0.0,
                 "called": False,
@@ -106,7 +109,8 @@ class Recorder:
             kinds = [v for k, v in report.user_properties if k == KIND_PROPERTY]
             entry["kind"] = kinds[-1] if kinds else ("not run" if outcome == "skipped" else "other")
             props = dict(report.user_properties)
-            entry["said"], entry["mistake"] = props.get(SAID_PROPERTY, []), props.get(MISTAKE_PROPERTY)
+            entry["said"], entry["mistakes"] = props.get(SAID_PROPERTY, []), props.get(MISTAKE_PROPERTY) or []
+            entry["mistake"] = entry["mistakes"][0] if entry["mistakes"] else None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):

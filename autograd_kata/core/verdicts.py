@@ -130,7 +130,7 @@ def pytest_runtest_makereport(item, call):
         return report
     record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
     if SAID:
-        record_said(report, list(SAID), mistake_named(SAID, _stage_of(item)))
+        record_said(report, list(SAID), mistakes_named(SAID, _stage_of(item)))
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
@@ -159,14 +159,14 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def mistake_named(said, stage) -> str | None:
-    """The classic mistake (``core.mistakes``' label id) that the failure's messages
-    name, found in their English wording whatever language the run speaks; None if none."""
+def mistakes_named(said, stage) -> list[str]:
+    """The classic mistakes (``core.mistakes``' label ids) that the failure's messages name,
+    in the table's order, found in their English wording whatever language the run speaks."""
     from autograd_kata.core.mistakes import PHRASES
 
     english = "\n".join(text.render("en") if hasattr(text, "render") else str(text) for text in said)
-    return next((ident for number, phrase, ident in PHRASES
-                 if stage is not None and number == stage.number and phrase in english), None)
+    return list(dict.fromkeys(ident for number, phrase, ident in PHRASES
+                              if stage is not None and number == stage.number and phrase in english))
 
 
 def kind_of(error, report) -> str:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
-from autograd_kata.core.kinds import KINDS
+from autograd_kata.core.kinds import KINDS, cause_first
 from autograd_kata.core.manifest import STAGES, Stage
 from autograd_kata.core.term import cursor_ok, say, use_colour
 
@@ -141,19 +141,8 @@ def _names(names: list[str], shown: int = 3) -> str:
 
 
 def ordered_failures(result):
-    """The failing tests, the one that explains the most first: by kind, most basic
-    first, except that a wrong value naming a classic mistake comes before a crash (the
-    mistake is what the crash follows from: a step that climbs overflows later); then
-    in the test file's order."""
-    failing = [(i, test) for i, test in enumerate(result.tests) if test.status != "passed"]
-    rank = {kind: n for n, kind in enumerate(KIND_ORDER)}
-
-    def place(test):
-        if test.kind == "wrong" and getattr(test, "mistake", None):
-            return rank["crash"] - 0.5
-        return rank.get(test.kind, len(rank))
-    failing.sort(key=lambda it: (place(it[1]), it[0]))
-    return [test for _, test in failing]
+    """The failing tests, the one that explains the most first (``kinds.cause_first``)."""
+    return cause_first(result.tests)
 
 
 def report(result, root: Path, style: Style, out=say, everything: bool = False, feel=None) -> bool:
