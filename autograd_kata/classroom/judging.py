@@ -16,7 +16,7 @@ from autograd_kata.classroom import jail
 from autograd_kata.classroom.folders import judge_folder
 from autograd_kata.classroom.report import StageGrade, fill, not_passed
 from autograd_kata.core.manifest import Stage
-from autograd_kata.core.runner import plugin_args
+from autograd_kata.core.runner import plugin_args, read_results
 
 # every run's plugin list (runner.plugin_args), and the judge's own; the hidden checks use
 # Hypothesis without its pytest plugin, which that list blocks in every run alike
@@ -95,7 +95,10 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     run = _run(judge_args(judge, stages, folders, stage_timeout), judge, env,
                stage_timeout * len(stages) + 30, judge / "judge.log")
     collected = _read_json(judge / "collected.json")
-    results = _read_json(judge / "results.json")
+    try:  # the one reader of the results channel (core/runner.py), the learner's runner's too
+        results: dict | None = read_results(judge / "results.json")
+    except ValueError:
+        results = None
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         for g in grades:

@@ -139,14 +139,3 @@ def pytest_configure(config):
     path = config.getoption("kata_results")
     if path:
         config.pluginmanager.register(Recorder(Path(path).resolve()), "kata-results-recorder")
-
-
-def read(path: Path) -> dict:
-    """The JSON a session wrote; ``ValueError`` if it is missing or malformed."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"no readable results at {path}: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
-        raise ValueError(f"results at {path} are not in the expected shape")
-    return data

@@ -188,9 +188,10 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
 
 
 def read_results(path: Path) -> dict:
-    """The JSON the results plugin (``autograd_kata.core.results``) wrote, with the
-    same checks as its ``read()``; read here because importing that plugin
-    imports pytest, a fifth of a second the learner's command need not pay."""
+    """The JSON the results plugin (``autograd_kata.core.results``) wrote: the one reader
+    of that file (the learner's runner, the grader's judging, the page), here and not in
+    the plugin because importing the plugin imports pytest, a fifth of a second the
+    learner's command need not pay.  ``ValueError`` if it is missing or malformed."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
