@@ -126,9 +126,10 @@ def added(tmp_path_factory):
     said = {}
     # 1. the manifest: a Stage, no role (the MLP stays stage 8's)
     manifest = copy / "autograd_kata" / "core" / "manifest.py"
-    last = next(line for line in manifest.read_text(encoding="utf-8").splitlines(keepends=True)
-                if line.startswith(f"    Stage({N - 1}, "))
-    edit(manifest, last, last + STAGE_ROW)
+    text = manifest.read_text(encoding="utf-8")
+    start = text.index("STAGES: tuple[Stage, ...] = (\n")
+    end = text.index("\n)\n", start) + 1  # the tuple's closing line (a Stage may span lines)
+    manifest.write_text(text[:end] + STAGE_ROW + text[end:], encoding="utf-8")
     said["no catalogue: status"] = kata(copy, "status")
     said["no catalogue: kata"] = kata(copy)
     # 2. the catalogue: the title, the lesson and the test's messages, in English and Japanese
