@@ -94,7 +94,7 @@ def next_stage_after(s: Stage, root: Path) -> Stage | None:
 
 def title(s: Stage) -> str:
     """The stage's title in the learner's language."""
-    return t(f"title.stage{s.number}")
+    return t(s.title_id)
 
 
 def state_name(state: str) -> str:
