@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograd_kata.core import manifest
+from autograd_kata.core import manifest, operations
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 from autograd_kata.core.term import say, use_colour
@@ -72,7 +72,7 @@ def _open_in_browser(path: Path) -> None:
 # ------------------------------------------------------------------ graph
 
 DEFAULT_INPUTS = {"a": 2.0, "b": -3.0, "c": 6.5}
-METHODS = ("tanh", "exp", "relu")
+METHODS = operations.methods()  # the Value methods an expression may call: the operations table's
 _BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
@@ -82,7 +82,8 @@ class BadExpression(ValueError):
 
 def evaluate(expr: str, Value, inputs: dict[str, float]):
     """Evaluate ``expr`` with ``Value`` leaves for the names in it - safely:
-    the expression is parsed, and only arithmetic and the three methods are
+    the expression is parsed, and only arithmetic and the methods of the operations table
+    (``METHODS``) are
     allowed (no calls, attributes or names beyond those). Returns the root and
     ``{name: leaf}``; a name used twice is one leaf, so reuse shows in the graph."""
     if len(expr) > 500:
@@ -132,7 +133,9 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
                 return getattr(ev(func.value), func.attr)()
             if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
                 return getattr(ev(node.args[0]), func.id)()
-        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node))))
+        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node)),
+                              methods=" ".join(f".{m}()" for m in METHODS),
+                              calls=t("ops.list_sep").join(f"{m}(x)" for m in METHODS)))
 
     root = ev(tree)
     if not all(hasattr(root, attr) for attr in ("data", "_prev")):
