@@ -76,6 +76,12 @@ METHODS = operations.methods()  # the Value methods an expression may call: the 
 _BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
+def allowed_methods() -> dict[str, str]:
+    """The methods an expression may call, as the help and the refusal list them."""
+    return {"methods": " ".join(f".{m}()" for m in METHODS),
+            "calls": t("ops.list_sep").join(f"{m}(x)" for m in METHODS)}
+
+
 class BadExpression(ValueError):
     pass
 
@@ -133,9 +139,7 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
                 return getattr(ev(func.value), func.attr)()
             if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
                 return getattr(ev(node.args[0]), func.id)()
-        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node)),
-                              methods=" ".join(f".{m}()" for m in METHODS),
-                              calls=t("ops.list_sep").join(f"{m}(x)" for m in METHODS)))
+        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node)), **allowed_methods()))
 
     root = ev(tree)
     if not all(hasattr(root, attr) for attr in ("data", "_prev")):
@@ -361,6 +365,7 @@ def help_fields() -> dict[str, str]:
     commands stay code, only their notes come from the catalogue."""
     return {
         "inputs": ", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items()),
+        **allowed_methods(),
         "code": "    from autograd_kata.pictures.graph import draw\n"
                 f"    draw(loss)            # {t('help.graph.comment')} draw(loss, 'loss.png', names={{'w': w}})",
         "examples": "\n".join((
