@@ -19,10 +19,10 @@ leave pow's domain or divide by nearly 0, so no example is ever rejected.
 """
 from __future__ import annotations
 
-import math
 import os
 
 from autograd_kata.core.i18n import t
+from autograd_kata.core.operations import CONSTANTS, OPERATIONS, up_to
 
 HIDDEN = os.environ.get("KATA_HIDDEN_SEED")
 _PROFILES = []  # the profiles are registered once per process
@@ -68,57 +68,27 @@ def strategies():
     return _NoStrategies() if found is None else found.strategies
 
 
+#: every operation, declared once (name, stage, arity, forward, derivative, constants, domain):
+#: autograd_kata/core/operations.py; this module only reads it
+OPS = {op.name: op for op in OPERATIONS}
 #: the operations each stage adds; a stage uses its own and every earlier one
-STAGE_OPS = {
-    2: ("add", "mul"),
-    3: ("neg", "sub", "add_n", "n_add", "mul_n", "n_mul", "sub_n", "n_sub"),
-    4: ("tanh", "exp", "relu", "pow", "div", "div_n", "n_div"),
-}
-UNARY = {"neg", "add_n", "n_add", "mul_n", "n_mul", "sub_n", "n_sub", "tanh", "exp", "relu", "pow",
-         "div_n", "n_div"}
-CONSTANTS = (-1.5, -0.5, 0.5, 2, 3)
-EXPONENTS = (2, 3, -1, 0.5)
+STAGE_OPS = {s: tuple(op.name for op in OPERATIONS if op.stage == s) for s in sorted({op.stage for op in OPERATIONS})}
+UNARY = {op.name for op in OPERATIONS if op.arity == 1}
 BIG = 50.0  # no step's value grows past this: central differences stay accurate
 
 
 def ops_up_to(stage: int) -> tuple[str, ...]:
-    return tuple(op for s in sorted(STAGE_OPS) if s <= stage for op in STAGE_OPS[s])
+    return tuple(op.name for op in up_to(stage))
 
 
 def apply(op, xs, const):
     """One step on plain floats (the judge's own arithmetic)."""
-    if op == "add":
-        return xs[0] + xs[1]
-    if op == "mul":
-        return xs[0] * xs[1]
-    if op == "sub":
-        return xs[0] - xs[1]
-    if op == "div":
-        return xs[0] / xs[1]
-    x = xs[0]
-    return {
-        "neg": lambda: -x, "add_n": lambda: x + const, "n_add": lambda: const + x,
-        "mul_n": lambda: x * const, "n_mul": lambda: const * x, "sub_n": lambda: x - const,
-        "n_sub": lambda: const - x, "tanh": lambda: math.tanh(x), "exp": lambda: math.exp(x),
-        "relu": lambda: max(x, 0.0), "pow": lambda: x ** const, "div_n": lambda: x / const,
-        "n_div": lambda: const / x,
-    }[op]()
+    return OPS[op].forward(xs, const)
 
 
 def smooth(op, xs, const) -> bool:
     """Is the op well away from a kink, an overflow or a pole at these inputs?"""
-    x = xs[0]
-    if op == "relu":
-        return abs(x) > 0.05
-    if op == "exp":
-        return x < 3.0
-    if op == "pow":
-        return abs(x) > 0.2 and (x > 0.2 or float(const).is_integer())
-    if op == "n_div":
-        return abs(x) > 0.2
-    if op == "div":
-        return abs(xs[1]) > 0.2
-    return True
+    return OPS[op].smooth(xs, const)
 
 
 def graphs(ops, reuse, max_depth=4):
@@ -148,7 +118,8 @@ def graphs(ops, reuse, max_depth=4):
                 return leaf()
             op = draw(st.sampled_from(ops))
             args = (node(depth - 1),) if op in UNARY else (node(depth - 1), node(depth - 1))
-            const = draw(st.sampled_from(EXPONENTS if op == "pow" else CONSTANTS))
+            # an op without constants draws one too, unused: the examples stay what they were
+            const = draw(st.sampled_from(OPS[op].consts or CONSTANTS))
             xs = [value_of(a) for a in args]
             if not smooth(op, xs, const):
                 return args[0] if op in UNARY else add(("mul", args, None), xs[0] * xs[1])
@@ -198,15 +169,7 @@ def build(engine, steps):
 
 def _apply(op, xs, const):
     """One step on the engine's Values ``xs`` (and a plain number ``const``)."""
-    x = xs[0]
-    return {
-        "add": lambda: xs[0] + xs[1], "mul": lambda: xs[0] * xs[1], "sub": lambda: xs[0] - xs[1],
-        "div": lambda: xs[0] / xs[1], "neg": lambda: -x, "add_n": lambda: x + const,
-        "n_add": lambda: const + x, "mul_n": lambda: x * const, "n_mul": lambda: const * x,
-        "sub_n": lambda: x - const, "n_sub": lambda: const - x, "tanh": lambda: x.tanh(),
-        "exp": lambda: x.exp(), "relu": lambda: x.relu(), "pow": lambda: x ** const,
-        "div_n": lambda: x / const, "n_div": lambda: const / x,
-    }[op]()
+    return OPS[op].value(xs, const)
 
 
 def describe(steps):
@@ -220,14 +183,7 @@ def describe(steps):
             continue
         a = [names[j] for j in args]
         const = 0.0 if const is None else const  # a binary op has no constant
-        text = {
-            "add": f"{a[0]} + {a[-1]}", "mul": f"{a[0]} * {a[-1]}", "sub": f"{a[0]} - {a[-1]}",
-            "div": f"{a[0]} / {a[-1]}", "neg": f"-{a[0]}", "add_n": f"{a[0]} + {const:g}",
-            "n_add": f"{const:g} + {a[0]}", "mul_n": f"{a[0]} * {const:g}", "n_mul": f"{const:g} * {a[0]}",
-            "sub_n": f"{a[0]} - {const:g}", "n_sub": f"{const:g} - {a[0]}", "tanh": f"{a[0]}.tanh()",
-            "exp": f"{a[0]}.exp()", "relu": f"{a[0]}.relu()", "pow": f"{a[0]} ** {const:g}",
-            "div_n": f"{a[0]} / {const:g}", "n_div": f"{const:g} / {a[0]}",
-        }[op]
+        text = OPS[op].text.format(*a, c=f"{const:g}")
         names.append(f"n{i}")
         lines.append(f"n{i} = {text}")
     return names, "; ".join(lines)

@@ -2,8 +2,8 @@
 
 The contract, clause by clause:
 
-1. Every gradient rule (+, *, tanh, exp, relu, **) adds its share into what a
-   parent already holds: run on its own, a rule leaves parent.grad = before +
+1. Every gradient rule (+, *, tanh, exp, relu, **: the operations table's rules) adds its
+   share into what a parent already holds: run on its own, a rule leaves parent.grad = before +
    share (tested by hand, one rule at a time).
 2. A node reached along several paths (a*a, a+a, a*a*a, a diamond with
    distinct parents, an interior node used three times) ends with the sum
@@ -22,6 +22,7 @@ import math
 import pytest
 
 from autograd_kata.core.i18n import t
+from autograd_kata.core.operations import BY_NAME, rules
 from expect import Expect, numeric_grads
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
@@ -32,15 +33,11 @@ def assigns(rule):
     return t("s6.assigns", rule=rule)
 
 
-# One rule at a time: (make the node from its parents, each parent's share for out.grad = 2).
-PROBES = {
-    "add": (lambda a, b: a + b, lambda a, b: (2.0, 2.0)),
-    "mul": (lambda a, b: a * b, lambda a, b: (2.0 * b, 2.0 * a)),
-    "tanh": (lambda a: a.tanh(), lambda a: (2.0 * (1 - math.tanh(a) ** 2),)),
-    "exp": (lambda a: a.exp(), lambda a: (2.0 * math.exp(a),)),
-    "relu": (lambda a: a.relu(), lambda a: (2.0 * (a > 0),)),
-    "pow": (lambda a: a ** 3, lambda a: (2.0 * 3 * a ** 2,)),
-}
+# One rule at a time, for every operation with a closure of its own (autograd_kata/core/operations.py):
+# (make the node from its parents, each parent's share for out.grad = 2).
+PROBES = {op.name: (lambda *ps, op=op: op.value(list(ps), op.example),
+                    lambda *xs, op=op: tuple(2.0 * d for d in op.derivative(list(xs), op.example)))
+          for op in rules()}
 START = (1.5, -0.5)   # data of the parents
 HELD = (0.25, -0.75)  # what they hold before the rule runs
 
@@ -49,7 +46,7 @@ def rule_after(engine, op):
     """Run only ``op``'s rule, with out.grad = 2, on parents that already hold HELD;
     returns [(got, held, share), ...] per parent, or None if the rule raised."""
     make, shares = PROBES[op]
-    n = 2 if op in ("add", "mul") else 1
+    n = BY_NAME[op].arity
     try:
         parents = [engine.Value(x) for x in START[:n]]
         for p, g in zip(parents, HELD):

@@ -37,6 +37,23 @@ def clone(dest: Path) -> Path:
     return dest
 
 
+def working_tree(dest: Path) -> Path:
+    """A throwaway copy of the whole working tree, tool tests and maintainers' files too:
+    git's tracked and untracked-but-not-ignored files (uncommitted edits included), or,
+    outside a git checkout, every file but caches, venvs and build output."""
+    proc = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                          capture_output=True, text=True, check=False) if shutil.which("git") else None
+    if proc is not None and proc.returncode == 0 and proc.stdout:
+        for name in sorted(set(proc.stdout.split("\0")) - {""}):
+            if (ROOT / name).is_file():  # a file deleted but not yet committed is listed too
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, dest / name)
+        return dest
+    shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+        "__pycache__", ".git", ".kata", ".ci-venv", "mutants", "build", "dist", "*.egg-info"))
+    return dest
+
+
 def run(args, cwd, env=None, timeout=300):
     """A command in a child process, with no KATA_IMPL of the caller's."""
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,

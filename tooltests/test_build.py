@@ -23,6 +23,7 @@ from autograd_kata.core.build import (
 )
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.operations import rule_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -231,9 +232,18 @@ def test_stages_2_to_5_assign_and_stage_6_on_accumulate():
             assert accumulate.search(reference) is None and accumulate.search(learner) is None, s.module
         else:
             assert assign.search(reference) is None, s.module
-            assert len(accumulate.findall(reference)) == 8, s.module
+            found = len(accumulate.findall(reference))
+            assert found == rule_lines(s.number), (
+                f"{s.module}: {found} lines add a share into a parent (self.grad += ... out.grad), "
+                f"the operations table's rules want {rule_lines(s.number)} (one per Value operand of each "
+                f"op with rule=True in autograd_kata/core/operations.py): a rule the table does not "
+                f"list, or one the engine lacks")
     naive = (ROOT / stage(6).source("exercises")).read_text()
-    assert len(assign.findall(naive)) == 8 and accumulate.search(naive) is None
+    found = len(assign.findall(naive))
+    assert found == rule_lines(6), (
+        f"stage 6's stub: {found} rules assign (=), the operations table's rules want {rule_lines(6)}: "
+        f"every rule must arrive naive (# before 6: ... in reference/engine.py)")
+    assert accumulate.search(naive) is None, "stage 6's stub already adds (+=) in a rule: it must arrive naive"
 
 
 def test_a_stub_never_raises_twice_in_one_function():

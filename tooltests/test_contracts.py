@@ -22,6 +22,7 @@ import pytest
 from test_mistakes import ROOT, run_stage_with
 
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.operations import rules
 from autograd_kata.maintainer.mistakes import MISTAKES
 
 
@@ -90,8 +91,8 @@ CLAUSES: dict[tuple[int, int], list] = {
                   "        self.grad = 1.0  # d(self)/d(self)\n",
                   "        if self._prev:\n            self.grad = 1.0\n", "dx/dx = 1")],
     (5, 5): ["no-reverse"],
-    (6, 1): ["add-rule-assigns", "mul-rule-assigns", "tanh-rule-assigns", "exp-rule-assigns",
-             "relu-rule-assigns", "pow-rule-assigns"],
+    # every rule of the operations table, assigning (=): test_every_rule_assigning_is_a_mistake
+    (6, 1): [f"{op.name}-rule-assigns" for op in rules()],
     (6, 2): ["mul-rule-assigns", "add-rule-assigns"],
     (6, 3): ["backward-zeroes-every-grad"],
     (6, 4): ["pow-rule-assigns"],
@@ -166,6 +167,16 @@ def test_every_clause_of_every_stage_has_a_smallest_wrong_implementation():
     for entries in CLAUSES.values():
         for entry in entries:
             assert isinstance(entry, Edit) or entry in CATALOGUE, f"{entry!r} is no catalogued mistake"
+
+
+
+def test_every_rule_assigning_is_a_mistake():
+    """Stage 6's first clause covers every rule of the operations table: each has its
+    `<name>-rule-assigns` mistake in the catalogue, so a new rule gets its wrong twin."""
+    missing = [f"{op.name}-rule-assigns" for op in rules() if f"{op.name}-rule-assigns" not in CATALOGUE]
+    assert not missing, (
+        f"the operations table's rules {missing} have no mistake in autograd_kata/maintainer/mistakes.py: "
+        f"add Mistake(\"<name>-rule-assigns\", 6, ...), the rule with = instead of += (README: Adding an operation)")
 
 
 @pytest.fixture(scope="session")

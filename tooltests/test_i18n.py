@@ -19,6 +19,7 @@ import pytest
 
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES
+from autograd_kata.core.operations import methods
 from autograd_kata.learner.commands import parse_hints
 from autograd_kata.pictures import explore
 from kit import run_kata
@@ -32,7 +33,8 @@ JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
 # identifiers and paths (anything with _ . ( ) [ ] = * / < > + or a digit in it),
 # and the names of things that have no Japanese name.
 CODE = re.compile(r"`[^`]*`|kata \w+(?: (?:N|\d+|--\w+))*|[\w.\-]*[_.()\[\]=*/<>+\d][\w.()\[\]=*/<>+\-]*")
-NAMES = {"Value", "float", "int", "tanh", "sigmoid", "exp", "relu", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
+# (an operation's method is a name: the operations table's)
+NAMES = {"Value", "float", "int", *methods(), "sigmoid", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
          "kata", "UTF", "Shift", "Home", "End", "out", "grad", "backward", "zero_grad", "retain_graph"}
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.operations import methods
 from autograd_kata.maintainer.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,8 @@ CODE = re.compile(r"`[^`\n]*`|'[^'\n]*'|\"[^\"\n]*\"|「[^」\n]*」"
                   r"|kata \w+(?: (?:N|\d+|--\w+))*"
                   r"|[\w.\-]*[_.()\[\]{}=*/<>+:\d][\w.()\[\]{}=*/<>+:\-]*")
 # names of things, the same in both languages, and Python's exception classes
-NAMES = {"Value", "float", "int", "tanh", "exp", "relu", "ReLU", "MLP", "PyTorch", "micrograd", "kata",
+# (an operation's method is a name: the operations table's)
+NAMES = {"Value", "float", "int", *methods(), "ReLU", "MLP", "PyTorch", "micrograd", "kata",
          "Neuron", "Layer", "Module", "list", "set", "tuple", "str", "None", "True", "False"}
 ERROR_CLASS = re.compile(r"^[A-Z]\w*(?:Error|Exception)$")
 

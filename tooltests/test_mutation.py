@@ -56,6 +56,24 @@ def test_every_mutant_killed_passes(tmp_path, fake_mutmut):
     assert "2/2 mutants killed (100.0 %)" in "\n".join(lines)
 
 
+@pytest.mark.parametrize(("readme", "verdict"), [
+    ("time (2 of 2 killed), and", None),
+    ("time (956 of 956 killed), and",
+     "README.md says (956 of 956 killed), this run killed 2 of 2: write (2 of 2 killed)"),
+    ("time, and", "README.md's 'Mutation gate' paragraph has no figure '(N of N killed)': write (2 of 2 killed)"),
+])
+def test_readmes_figure_is_checked_against_the_run(tmp_path, fake_mutmut, readme, verdict):
+    fake_mutmut["results"] = {ADD: "killed", TRAIN: "killed"}
+    (tmp_path / "README.md").write_text(f"It prints the wall\n{readme} fails unless ...\n", encoding="utf-8")
+    lines = []
+    assert gate(tmp_path, out=lines.append) == (0 if verdict is None else 1)
+    text = "\n".join(lines)
+    if verdict is None:
+        assert "mutation gate: passed" in text, text
+    else:
+        assert verdict in text and "mutation gate: passed" not in text, text
+
+
 @pytest.mark.parametrize("status", ["survived", "timeout", "no tests", "not checked"])
 def test_any_mutant_not_killed_fails_and_is_shown_with_its_diff(tmp_path, fake_mutmut, status):
     fake_mutmut["results"] = {ADD: status, TRAIN: "killed"}

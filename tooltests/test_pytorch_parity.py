@@ -1,4 +1,4 @@
-"""The reference agrees with PyTorch in float64 on every op it shares with micrograd.
+"""The reference agrees with PyTorch in float64 on every operation of the table.
 
 Needs torch (``python -m pip install -e ".[parity]"``); skipped without it."""
 import importlib
@@ -7,6 +7,7 @@ import math
 import pytest
 
 from autograd_kata.core.manifest import STAGES
+from autograd_kata.core.operations import BY_NAME, OPERATIONS
 
 torch = pytest.importorskip("torch")
 
@@ -44,31 +45,65 @@ def test_micrograds_readme_example_matches_pytorch(name):
     assert (round(g.data, 4), round(a.grad, 4), round(b.grad, 4)) == (24.7041, 138.8338, 645.5773)
 
 
-OPS = {
-    "tanh": (lambda v: v.tanh(), torch.tanh),
-    "exp": (lambda v: v.exp(), torch.exp),
-    "relu": (lambda v: v.relu(), torch.relu),
-    "pow3": (lambda v: v ** 3, lambda t: t ** 3),
+# every operation of the table (autograd_kata/core/operations.py), with each constant a random
+# graph draws for it; a binary op's second operand is v*v + 2 (never 0, so / is defined)
+XS = (-1.3, 0.0, 0.7, 2.1)
+CASES = [(op.name, c) for op in OPERATIONS for c in (op.consts or (0.0,))]
+# and a few compositions, as a learner's expression mixes them
+COMPOSITES = {
     "pow-1.5": (lambda v: (v * v + 1) ** -1.5, lambda t: (t * t + 1) ** -1.5),
     "div": (lambda v: 3.0 / (v * v + 2) + v / 7, lambda t: 3.0 / (t * t + 2) + t / 7),
     "sub-neg": (lambda v: 1 - v - (-v * v), lambda t: 1 - t - (-t * t)),
 }
 
 
-@pytest.mark.parametrize("name", MODULES)
-@pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("x", [-1.3, 0.0, 0.7, 2.1])
-def test_each_op_and_its_gradient_match_pytorch(name, op, x):
-    engine = importlib.import_module(name)
-    ours, theirs = OPS[op]
+def defined(op, x, c):
+    """Is ``op`` (and its slope) defined on plain floats at x, with a real value? (x ** 0.5 is not
+    at -1.3, 2 / x not at 0.)"""
+    xs = [x, x * x + 2][:op.arity]
+    try:
+        return all(isinstance(y, float | int) for y in (op.forward(xs, c), *op.derivative(xs, c)))
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return False
+
+
+def agree(engine, ours, theirs, x, what):
     v = engine.Value(x)
     y = ours(v) * ours(v)  # reuse: gradients must accumulate
     y.backward()
     t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     ty = theirs(t) * theirs(t)
     ty.backward()
-    assert math.isclose(y.data, ty.item(), rel_tol=1e-12, abs_tol=1e-12)
-    assert math.isclose(v.grad, t.grad.item(), rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(y.data, ty.item(), rel_tol=1e-12, abs_tol=1e-12), \
+        f"{what} at x = {x}: (f(x))^2 is {y.data!r} here, {ty.item()!r} in PyTorch"
+    assert math.isclose(v.grad, t.grad.item(), rel_tol=1e-9, abs_tol=1e-12), \
+        f"{what} at x = {x}: d/dx (f(x))^2 is {v.grad!r} here, {t.grad.item()!r} in PyTorch"
+
+
+@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize(("op", "c"), CASES, ids=[f"{n}-{c:g}" for n, c in CASES])
+def test_each_op_and_its_gradient_match_pytorch(name, op, c):
+    engine = importlib.import_module(name)
+    op = BY_NAME[op]
+    def ours(v):
+        return op.value([v, v * v + 2][:op.arity], c)
+
+    def theirs(t):
+        xs = [t, t * t + 2][:op.arity]
+        return op.value(xs, c) if op.twin is None else op.twin(torch, xs, c)
+
+    xs = [x for x in XS if defined(op, x, c)]
+    assert xs, f"{op.name} (c = {c:g}) is defined at none of {XS}: give the parity test a point where it is"
+    for x in xs:
+        agree(engine, ours, theirs, x, f"{op.name} ({op.text.format('v', 'v*v + 2', c=f'{c:g}')})")
+
+
+@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("composite", COMPOSITES)
+@pytest.mark.parametrize("x", XS)
+def test_compositions_and_their_gradients_match_pytorch(name, composite, x):
+    ours, theirs = COMPOSITES[composite]
+    agree(importlib.import_module(name), ours, theirs, x, composite)
 
 
 def test_retain_graph_matches_pytorch():

@@ -20,6 +20,7 @@ what both did; ``tooltests/test_course.py`` checks it).
 from __future__ import annotations
 
 from autograd_kata.core.i18n import t_in
+from autograd_kata.core.operations import rules
 
 # (stage, phrase in the failure message, the label's id: mistake.<id> in locales/*.po)
 PHRASES: tuple[tuple[int, str, str], ...] = (
@@ -53,12 +54,8 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (5, 'your list is exactly outputs-first', 'outputs-first'),
     (5, 'do not raise it', 'recursion-limit'),
     (5, 'RecursionError', 'recursive-sort'),
-    (6, 'the add rule assigns (=) instead of adding (+=)', 'add-assigns'),
-    (6, 'the mul rule assigns (=) instead of adding (+=)', 'mul-assigns'),
-    (6, 'the tanh rule assigns (=) instead of adding (+=)', 'tanh-assigns'),
-    (6, 'the exp rule assigns (=) instead of adding (+=)', 'exp-assigns'),
-    (6, 'the relu rule assigns (=) instead of adding (+=)', 'relu-assigns'),
-    (6, 'the pow rule assigns (=) instead of adding (+=)', 'pow-assigns'),
+    # every rule of the operations table (core/operations.py), assigning instead of adding
+    *((6, f'the {op.name} rule assigns (=) instead of adding (+=)', f'{op.name}-assigns') for op in rules()),
     (6, 'the mul rule adds, yet the first share is gone', 'zeroes-every-grad'),
     (7, 'zero_grad() must reset every parameter', 'zero-grad-some'),
     (7, 'but nothing was raised: the first backward() released the graph', 'no-release'),

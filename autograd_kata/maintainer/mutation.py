@@ -33,6 +33,8 @@ LOG = ".kata/mutation.log"
 
 #: mutmut's words for a mutant's fate; only "killed" passes the gate.
 KILLED = "killed"
+#: the figure README's "Mutation gate" paragraph states; each gate run checks it
+README_FIGURE = r"\((?P<killed>\d+) of (?P<total>\d+) killed\)"
 COLUMNS = ("killed", "survived", "timeout", "no tests", "other")
 
 #: Run mutmut's CLI in this interpreter (``python -m mutmut`` would re-execute
@@ -231,8 +233,29 @@ def gate(root, out=print, max_children: int = 2) -> int:
             f"{f', {len(stale)} stale entries' if stale else ''}). Add a test that tells the "
             f"broken rule apart, or rewrite the reference so the mutation no longer exists.")
         return 1
+    stale_figure = readme_figure_stale(root, killed, total)
+    if stale_figure:
+        out(f"mutation gate: FAILED: {stale_figure}")
+        return 1
     out("mutation gate: passed, every mutant of the reference is killed.")
     return 0
+
+
+def readme_figure_stale(root: Path, killed: int, total: int) -> str | None:
+    """What is wrong with README's mutation figure after a run that killed ``killed`` of
+    ``total``; None when it states exactly that (or there is no README: a scratch root)."""
+    import re
+    readme = root / "README.md"
+    if not readme.is_file():
+        return None
+    found = re.search(README_FIGURE, readme.read_text(encoding="utf-8"))
+    if found is None:
+        return (f"README.md's 'Mutation gate' paragraph has no figure '(N of N killed)': "
+                f"write ({killed} of {total} killed)")
+    if (int(found["killed"]), int(found["total"])) != (killed, total):
+        return (f"README.md says {found[0]}, this run killed {killed} of {total}: write "
+                f"({killed} of {total} killed) in its 'Mutation gate' paragraph")
+    return None
 
 
 def mutate_command(max_children: int = 2) -> int:

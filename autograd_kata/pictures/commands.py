@@ -28,7 +28,7 @@ from autograd_kata.pictures.engine import (
     open_in_browser,
     stub_said,
 )
-from autograd_kata.pictures.expression import DEFAULT_INPUTS, BadExpression, evaluate, parse_sets
+from autograd_kata.pictures.expression import DEFAULT_INPUTS, BadExpression, allowed_methods, evaluate, parse_sets
 
 # ------------------------------------------------------------------ graph
 
@@ -217,6 +217,7 @@ def help_fields() -> dict[str, str]:
     commands stay code, only their notes come from the catalogue."""
     return {
         "inputs": ", ".join(f"{k}={v}" for k, v in DEFAULT_INPUTS.items()),
+        **allowed_methods(),
         "code": "    from autograd_kata.pictures.graph import draw\n"
                 f"    draw(loss)            # {t('help.graph.comment')} draw(loss, 'loss.png', names={{'w': w}})",
         "examples": "\n".join((

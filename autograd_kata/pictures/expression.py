@@ -1,14 +1,23 @@
 """``kata graph --expr``: an expression evaluated safely with the learner's ``Value``
-leaves (parsed, never run by Python: arithmetic and three methods only), and the
+leaves (parsed, never run by Python: arithmetic and the operations table's methods only), and the
 ``--set NAME=NUMBER`` inputs it reads."""
 from __future__ import annotations
 
 import ast
 
+from autograd_kata.core import operations
 from autograd_kata.core.i18n import t
 
 DEFAULT_INPUTS = {"a": 2.0, "b": -3.0, "c": 6.5}
-METHODS = ("tanh", "exp", "relu")
+METHODS = operations.methods()  # the Value methods an expression may call: the operations table's
+
+
+def allowed_methods() -> dict[str, str]:
+    """The methods an expression may call, as the help and the refusal list them."""
+    return {"methods": " ".join(f".{m}()" for m in METHODS),
+            "calls": t("ops.list_sep").join(f"{m}(x)" for m in METHODS)}
+
+
 _BINOPS = {ast.Add: "__add__", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
@@ -68,7 +77,7 @@ def evaluate(expr: str, Value, inputs: dict[str, float]):
                 return getattr(ev(func.value), func.attr)()
             if isinstance(func, ast.Name) and func.id in METHODS and len(node.args) == 1:
                 return getattr(ev(node.args[0]), func.id)()
-        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node))))
+        raise BadExpression(t("graph.expr.not_allowed", code=repr(ast.unparse(node)), **allowed_methods()))
 
     root = ev(tree)
     if not all(hasattr(root, attr) for attr in ("data", "_prev")):
