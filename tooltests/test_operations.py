@@ -108,7 +108,7 @@ def test_each_method_appears_in_its_stage_and_not_before():
 
 
 def test_the_picture_tool_allows_exactly_the_tables_methods():
-    from autograd_kata.pictures.commands import METHODS
+    from autograd_kata.pictures.expression import METHODS
     assert METHODS == methods()
 
 
