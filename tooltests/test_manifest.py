@@ -58,3 +58,27 @@ def test_readme_table_names_every_stage_module():
 
 def test_find_root_walks_up_from_a_subfolder():
     assert find_root(ROOT / "tests") == ROOT
+
+
+ARTICLE_MAPS = sorted((ROOT / "docs").glob("article-map*.md"))
+
+
+def defined_tests(*files: Path) -> set[str]:
+    return {name for f in files for name in re.findall(r"^def (test_\w+)", f.read_text(encoding="utf-8"), re.M)}
+
+
+@pytest.mark.parametrize("article_map", ARTICLE_MAPS, ids=lambda p: p.name)
+def test_every_test_the_article_map_names_exists_where_it_says(article_map):
+    """A row names a test file and tests in it: a learner who looks them up finds them there."""
+    everywhere = defined_tests(*(ROOT / "tests").glob("test_*.py"))
+    named, wrong = 0, []
+    for number, line in enumerate(article_map.read_text(encoding="utf-8").splitlines(), 1):
+        files = [ROOT / path for path in re.findall(r"tests/test_\w+\.py", line)]
+        there = defined_tests(*files) if files else everywhere
+        for name in re.findall(r"`(test_\w+)`", line):
+            named += 1
+            if name not in there:
+                wrong.append(f"{article_map.name}:{number}: {name} is not a test in "
+                             f"{', '.join(p.name for p in files) or 'tests/'}")
+    assert named >= len(STAGES), f"{article_map.name} names {named} tests: the reading of its rows broke"
+    assert wrong == [], "\n".join(wrong)
