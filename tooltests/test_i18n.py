@@ -33,7 +33,7 @@ JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
 # and the names of things that have no Japanese name.
 CODE = re.compile(r"`[^`]*`|kata \w+(?: (?:N|\d+|--\w+))*|[\w.\-]*[_.()\[\]=*/<>+\d][\w.()\[\]=*/<>+\-]*")
 NAMES = {"Value", "float", "int", "tanh", "sigmoid", "exp", "relu", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
-         "kata", "UTF", "Shift", "Home", "End", "out", "grad", "backward", "zero_grad", "retain_graph"}
+         "kata", "UTF", "Shift", "Home", "End", "out", "data", "grad", "backward", "zero_grad", "retain_graph"}
 
 
 def english_words(text: str) -> list[str]:

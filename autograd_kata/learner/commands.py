@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import t, t_in
 from autograd_kata.core.manifest import STAGES, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
 from autograd_kata.core.term import say
@@ -233,8 +233,10 @@ def show_diff(lines, style) -> int:
 # --- reset ------------------------------------------------------------------
 
 def confirm(question: str) -> bool:
+    """Yes only for an answer that means yes in the learner's language or in English."""
+    yes = {word.strip().lower() for said in (t("prompt.yes"), t_in("en", "prompt.yes")) for word in said.split(",")}
     try:
-        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+        return input(t("prompt.confirm", question=question)).strip().lower() in yes
     except EOFError:
         return False
 
