@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from autograd_kata import __version__
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.term import tolerant_output
+from autograd_kata.core.term import tolerant_output, width, wrap
 
 AUDIENCES = ("learners", "instructors", "maintainers")
 
@@ -303,6 +303,26 @@ def argparse_in_language():
         argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's layout, with Japanese wrapped by terminal columns (a kanji takes two)
+    between any two characters, as it has no spaces; text without wide characters is
+    wrapped by argparse itself, so English reads as before."""
+
+    def _split_lines(self, text, width_):
+        if width(text) == len(text):
+            return super()._split_lines(text, width_)
+        return wrap(text, width_)
+
+    def _fill_text(self, text, width_, indent):
+        if width(text) == len(text):
+            return super()._fill_text(text, width_, indent)
+        return "\n".join(indent + line for line in wrap(text, width_ - len(indent)))
+
+
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """The description's own line breaks kept; the arguments' help wrapped as above."""
+
+
 def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     """Give the chosen command's parser its texts and arguments."""
     fields = {"valid": ", ".join(str(s.number) for s in manifest.STAGES), "last": manifest.STAGES[-1].number,
@@ -311,7 +331,7 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     if command.epilog:
         p.epilog = i18n.t(command.epilog, **fields)
     if command.raw:
-        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        p.formatter_class = RawDescriptionHelpFormatter
     for a in command.args:
         options = {key: value.get() if isinstance(value, From) else value for key, value in a.options.items()}
         if a.help:
@@ -323,7 +343,7 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
-    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"))
+    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"), formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"kata {__version__}",
                    help=argparse_word("show program's version number and exit"))  # 3.10-3.12 do not ask
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -334,7 +354,7 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
                       help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
-            one = sub.add_parser(c.name, help=i18n.t(c.help_id))
+            one = sub.add_parser(c.name, help=i18n.t(c.help_id), formatter_class=HelpFormatter)
             if c.name == command:
                 _fill(one, c)
             one.add_argument("--lang", **lang)

@@ -25,6 +25,7 @@ from test_learner import Reader, copy_kata, solve
 from autograd_kata import cli
 from autograd_kata.core import i18n, runner, state
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.term import NO_LINE_START, width, wrap
 from kit import fresh_copy
 
 pytestmark = pytest.mark.timeout(180)
@@ -332,12 +333,29 @@ def test_the_learners_help_lists_their_commands_in_their_language(student_copy, 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("command", [None, *COMMAND_NAMES])
-def test_every_help_speaks_the_learners_language(kata, capsys, lang, command):
+def test_every_help_speaks_the_learners_language(kata, capsys, monkeypatch, lang, command):
+    monkeypatch.setenv("COLUMNS", "80")
     out, prose = help_text(capsys, lang, *([command] if command else []))
     assert_in_language(prose, lang)
+    # Japanese is wrapped by terminal columns (a kanji takes two), a closing mark hanging past;
+    # a raw description keeps its translator's own line breaks, an example line is typed as it is
+    raw = command is not None and cli.COMMANDS[command].raw
+    heading = f"\n{i18n.t_in(lang, 'argparse.options')}:\n"
+    for line in (out[out.index(heading):] if raw and heading in out else out).splitlines():
+        assert width(line) <= 80 or width(line) == len(line) or EXAMPLE.match(line) or (
+            width(line) <= 82 and line[-1] in NO_LINE_START), f"wider than the terminal: {line!r}"
     for heading in ("argparse.options",) + (("argparse.positionals",) if "  N " in out else ()):
         assert f"\n{i18n.t_in(lang, heading)}:\n" in out, f"no heading {heading}:\n{out}"
     assert i18n.t_in(lang, "argparse.help") in out
+
+
+def test_japanese_wraps_between_characters_and_english_as_textwrap_does():
+    import textwrap
+    english = "Build a scalar autograd engine in eight stages. Run `kata` alone to see where you are."
+    assert wrap(english, 30) == textwrap.wrap(english, 30)
+    lines = wrap("あいうえおかきくけこ、さしすせそ .kata/backups/ たちつてとフォルダ", 10)
+    assert lines == ["あいうえお", "かきくけこ、", "さしすせそ", ".kata/backups/", "たちつてと", "フォルダ"], lines
+    assert wrap("あいうフォルダ", 8) == ["あいうフォ", "ルダ"]  # a small kana hangs rather than starts a line
 
 
 @pytest.mark.parametrize("english, entry", cli.ARGPARSE_WORDS.items())
