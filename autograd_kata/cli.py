@@ -294,13 +294,20 @@ def argparse_counted(singular: str, plural: str, n: int) -> str:
 
 @contextlib.contextmanager
 def argparse_in_language():
-    """argparse asks the catalogue for its words while the parser is built and used."""
-    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
-    argparse._, argparse.ngettext = argparse_word, argparse_counted  # type: ignore[attr-defined]
+    """argparse asks the catalogue for its words while the parser is built and used:
+    through the names it imported from gettext, or gettext's own where it has none (an
+    argparse that imports gettext only when it needs a word)."""
+    import gettext
+    owner = argparse if hasattr(argparse, "_") else gettext
+    names = ("_", "ngettext") if owner is argparse else ("gettext", "ngettext")
+    saved = [getattr(owner, name) for name in names]
+    for name, bridge in zip(names, (argparse_word, argparse_counted), strict=True):
+        setattr(owner, name, bridge)
     try:
         yield
     finally:
-        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
+        for name, value in zip(names, saved, strict=True):
+            setattr(owner, name, value)
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -372,6 +372,20 @@ def test_english_reads_exactly_as_argparse_itself(monkeypatch, english, entry):
         assert i18n.MESSAGES.raw(msgid, "en", 1).format(**placeholders) == singular
 
 
+def test_the_bridge_reaches_an_argparse_that_imports_gettext_lazily(monkeypatch):
+    """3.10-3.14 bind gettext's names at import; one that looks them up in gettext is reached too."""
+    import gettext
+    before = argparse._, gettext.gettext, gettext.ngettext
+    with cli.argparse_in_language():
+        assert argparse._ is cli.argparse_word and argparse.ngettext is cli.argparse_counted
+    monkeypatch.delattr(argparse, "_")
+    with cli.argparse_in_language():
+        assert gettext.gettext is cli.argparse_word and gettext.ngettext is cli.argparse_counted
+    assert (gettext.gettext, gettext.ngettext) == before[1:]
+    monkeypatch.undo()
+    assert argparse._ is before[0]
+
+
 # argparse's texts that only a programmer's mistake in cli.py can show, and one without words
 ARGPARSE_PROGRAMMERS = {"%(heading)s:",
     ".__call__() not defined", "conflicting subparser: %s", "conflicting subparser alias: %s",
