@@ -18,6 +18,7 @@ Layering, bottom to top: ``core`` <- one subpackage per audience (``learner``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from autograd_kata import __version__
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.term import tolerant_output
+from autograd_kata.core.term import tolerant_output, width, wrap
 
 AUDIENCES = ("learners", "instructors", "maintainers")
 
@@ -112,10 +113,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("verify", "maintainers", "autograd_kata.maintainer.verify:verify_command", (
         arg("--mutation", action="store_true", help="help.verify.mutation"),)),
     Command("release", "instructors", f"{CLASSROOM}:release", (
-        arg("folder", metavar="DIR"),
+        arg("folder", metavar="DIR", help="help.release.folder"),
         arg("--with-diff", action="store_true", help="help.release.with_diff"))),
     Command("site", "instructors", "autograd_kata.site.build:site_command", (
-        arg("folder", metavar="DIR"),
+        arg("folder", metavar="DIR", help="help.site.folder"),
         arg("--pyodide", metavar="PATH", help="help.site.pyodide"),
         arg("--wheels", metavar="DIR", help="help.site.wheels"),
         arg("--fetch", dest="fetch_deps", action="store_true", help="help.site.fetch"))),
@@ -139,7 +140,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("shards", nargs="*", metavar="CSV", help="help.grade.shards")),
         raw=True, fields=From(f"{CLASSROOM}:help_fields")),
     Command("autograder", "instructors", f"{CLASSROOM}:autograder", (
-        arg("zip_path", metavar="PATH"),
+        arg("zip_path", metavar="PATH", help="help.autograder.zip_path"),
         arg("--classroom50", action="store_true", help="help.autograder.classroom50"))),
     Command("graph", "learners", f"{PICTURES}:graph_command", (
         arg("--expr", metavar="EXPR", help="help.graph.expr"),
@@ -232,6 +233,103 @@ def _command_in(argv) -> str | None:
     return None
 
 
+# argparse's own words ("usage: ", "options", its errors), as argparse asks for
+# them: through ``argparse._`` and ``argparse.ngettext`` (gettext's, bound at its
+# import, in every Python from 3.10 to 3.14).  Each English text maps to a catalogue
+# id and the %-placeholders that id's {fields} stand for, so the translation keeps
+# argparse's own formatting.  Texts not listed (the programmer's errors) stay English.
+ARGPARSE_WORDS: dict[str, tuple[str, dict[str, str]]] = {
+    "usage: ": ("argparse.usage", {}),
+    "positional arguments": ("argparse.positionals", {}),
+    "options": ("argparse.options", {}),
+    "show this help message and exit": ("argparse.help", {}),
+    "show program's version number and exit": ("argparse.version", {}),     # 3.13+ asks
+    "%(prog)s: error: %(message)s\n": ("argparse.error", {"prog": "%(prog)s", "message": "%(message)s"}),
+    "%(prog)s: warning: %(message)s\n": ("argparse.warning", {"prog": "%(prog)s", "message": "%(message)s"}),
+    "argument %(argument_name)s: %(message)s": (
+        "argparse.argument", {"argument_name": "%(argument_name)s", "message": "%(message)s"}),
+    "unrecognized arguments: %s": ("argparse.unrecognized", {"args": "%s"}),
+    "the following arguments are required: %s": ("argparse.required", {"args": "%s"}),
+    "one of the arguments %s is required": ("argparse.one_required", {"args": "%s"}),
+    "not allowed with argument %s": ("argparse.not_allowed", {"arg": "%s"}),
+    "ignored explicit argument %r": ("argparse.ignored", {"arg": "%r"}),
+    "ambiguous option: %(option)s could match %(matches)s": (
+        "argparse.ambiguous", {"option": "%(option)s", "matches": "%(matches)s"}),
+    "unexpected option string: %s": ("argparse.unexpected", {"option": "%s"}),
+    "expected one argument": ("argparse.expected_one", {}),
+    "expected at most one argument": ("argparse.expected_at_most_one", {}),
+    "expected at least one argument": ("argparse.expected_at_least_one", {}),
+    "invalid %(type)s value: %(value)r": ("argparse.invalid_value", {"type": "%(type)s", "value": "%(value)r"}),
+    "invalid choice: %(value)r (choose from %(choices)s)": (
+        "argparse.invalid_choice", {"value": "%(value)r", "choices": "%(choices)s"}),
+    "invalid choice: %(value)r, maybe you meant %(closest)r? (choose from %(choices)s)": (   # 3.14
+        "argparse.invalid_choice_closest", {"value": "%(value)r", "closest": "%(closest)r", "choices": "%(choices)s"}),
+    "unknown parser %(parser_name)r (choices: %(choices)s)": (
+        "argparse.unknown_parser", {"parser_name": "%(parser_name)r", "choices": "%(choices)s"}),
+    "can't open '%(filename)s': %(error)s": (
+        "argparse.cannot_open", {"filename": "%(filename)s", "error": "%(error)s"}),
+}
+# ngettext's texts: the singular's English names the entry (its {count} is argparse's %s)
+ARGPARSE_COUNTED: dict[str, tuple[str, dict[str, str]]] = {
+    "expected %s argument": ("argparse.expected_n", {"count": "%s"}),
+}
+
+
+def argparse_word(text: str) -> str:
+    """argparse's ``text`` in the current language (as ``gettext.gettext`` would give it)."""
+    if text not in ARGPARSE_WORDS:
+        return text
+    msgid, placeholders = ARGPARSE_WORDS[text]
+    end = "\n" if text.endswith("\n") else ""  # a catalogue text ends in no newline (msgfmt --check)
+    return i18n.t(msgid, **placeholders) + end
+
+
+def argparse_counted(singular: str, plural: str, n: int) -> str:
+    """argparse's counted ``singular``/``plural`` for ``n`` (as ``gettext.ngettext``)."""
+    if singular not in ARGPARSE_COUNTED:
+        return singular if n == 1 else plural
+    msgid, placeholders = ARGPARSE_COUNTED[singular]
+    return i18n.raw(msgid, n=n).format(**placeholders)
+
+
+@contextlib.contextmanager
+def argparse_in_language():
+    """argparse asks the catalogue for its words while the parser is built and used:
+    through the names it imported from gettext, or gettext's own where it has none (an
+    argparse that imports gettext only when it needs a word)."""
+    import gettext
+    owner = argparse if hasattr(argparse, "_") else gettext
+    names = ("_", "ngettext") if owner is argparse else ("gettext", "ngettext")
+    saved = [getattr(owner, name) for name in names]
+    for name, bridge in zip(names, (argparse_word, argparse_counted), strict=True):
+        setattr(owner, name, bridge)
+    try:
+        yield
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(owner, name, value)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's layout, with Japanese wrapped by terminal columns (a kanji takes two)
+    between any two characters, as it has no spaces; text without wide characters is
+    wrapped by argparse itself, so English reads as before."""
+
+    def _split_lines(self, text, width_):
+        if width(text) == len(text):
+            return super()._split_lines(text, width_)
+        return wrap(text, width_)
+
+    def _fill_text(self, text, width_, indent):
+        if width(text) == len(text):
+            return super()._fill_text(text, width_, indent)
+        return "\n".join(indent + line for line in wrap(text, width_ - len(indent)))
+
+
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """The description's own line breaks kept; the arguments' help wrapped as above."""
+
+
 def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     """Give the chosen command's parser its texts and arguments."""
     fields = {"valid": ", ".join(str(s.number) for s in manifest.STAGES), "last": manifest.STAGES[-1].number,
@@ -241,7 +339,7 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     if command.epilog:
         p.epilog = i18n.t(command.epilog, **fields)
     if command.raw:
-        p.formatter_class = argparse.RawDescriptionHelpFormatter
+        p.formatter_class = RawDescriptionHelpFormatter
     for a in command.args:
         options = {key: value.get() if isinstance(value, From) else value for key, value in a.options.items()}
         if a.help:
@@ -253,8 +351,9 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
-    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"))
-    p.add_argument("--version", action="version", version=f"kata {__version__}")
+    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"), formatter_class=HelpFormatter)
+    p.add_argument("--version", action="version", version=f"kata {__version__}",
+                   help=argparse_word("show program's version number and exit"))  # 3.10-3.12 do not ask
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     # One language setting for every command, before or after its name (SUPPRESS:
     # a command that was not given --lang must not erase `kata --lang ja ...`).
@@ -263,7 +362,7 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
                       help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
-            one = sub.add_parser(c.name, help=i18n.t(c.help_id))
+            one = sub.add_parser(c.name, help=i18n.t(c.help_id), formatter_class=HelpFormatter)
             if c.name == command:
                 _fill(one, c)
             one.add_argument("--lang", **lang)
@@ -293,11 +392,12 @@ def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
         print(i18n.t("cli.not_in_student_copy", command=name, who=who), file=sys.stderr)
         return 2
     _warn_if_another_kata()
-    args = parser(name, audiences).parse_args(argv)
-    if args.command is None:
-        # `kata` alone, or with options only (`kata --lang ja`), means `kata status`
-        argv.append("status")
-        args = parser("status", audiences).parse_args(argv)
+    with argparse_in_language():  # its --help, its usage and its errors exit from in here
+        args = parser(name, audiences).parse_args(argv)
+        if args.command is None:
+            # `kata` alone, or with options only (`kata --lang ja`), means `kata status`
+            argv.append("status")
+            args = parser("status", audiences).parse_args(argv)
     values = {key: value for key, value in vars(args).items() if key not in ("command", "lang")}
     tolerant_output()
     try:

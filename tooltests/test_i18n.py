@@ -35,7 +35,7 @@ JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
 CODE = re.compile(r"`[^`]*`|kata \w+(?: (?:N|\d+|--\w+))*|[\w.\-]*[_.()\[\]=*/<>+\d][\w.()\[\]=*/<>+\-]*")
 # (an operation's method is a name: the operations table's)
 NAMES = {"Value", "float", "int", *methods(), "sigmoid", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
-         "kata", "UTF", "Shift", "Home", "End", "out", "grad", "backward", "zero_grad", "retain_graph"}
+         "kata", "UTF", "Shift", "Home", "End", "out", "data", "grad", "backward", "zero_grad", "retain_graph"}
 
 
 def english_words(text: str) -> list[str]:
@@ -399,3 +399,50 @@ def test_each_hint_file_is_titled_with_its_stage_title_from_the_catalogue(lang):
                 (s.hint_file(lang), first, title)
     finally:
         i18n.reset()
+
+
+# A hint quotes what kata prints as an excerpt: in double quotes or 「」, with ... (or …)
+# where the rest of the line goes.  Code (fenced, or indented 4) is the learner's own text.
+QUOTE = re.compile(r'"([^"\n]*?(?:\.\.\.|…)[^"\n]*?)"|「([^」\n]*?(?:\.\.\.|…)[^」\n]*?)」')
+
+
+def quoted_messages(text: str) -> list[str]:
+    prose, fenced = [], False
+    for line in text.splitlines():
+        fenced ^= line.lstrip().startswith("```")
+        if not fenced and not line.startswith("    ") and not line.lstrip().startswith("```"):
+            prose.append(line)
+    return [a or b for a, b in QUOTE.findall("\n".join(prose))]
+
+
+def quote_pattern(quote: str) -> re.Pattern:
+    """The quote as a pattern over a catalogue text whose {fields} are NUL: ... is anything,
+    and any word may stand where a field is (the quote shows one value: `mul`)."""
+    parts = []
+    for piece in re.split(r"\.\.\.|…", quote):
+        parts.append("".join(f"(?:{re.escape(tok)}|\0)" if re.match(r"\w", tok) else re.escape(tok)
+                             for tok in re.findall(r"\w+|\W", piece.strip())))
+    return re.compile(".*".join(parts), re.S)
+
+
+def test_the_quote_pattern_finds_a_message_and_refuses_another_language():
+    english = ["the \0 rule assigns (=) instead of adding (+=)"]
+    assert quote_pattern("the mul rule assigns (=) ...").search(english[0])
+    assert not quote_pattern("the mul rule adds (+=) ...").search(english[0])
+    assert quote_pattern("... rule assigns (=) ...").search(english[0])
+    assert not quote_pattern("`mul` の勾配の配り方が ...").search(english[0])
+    assert quoted_messages('a ("the x ...") and\n    "... code ..."\n「次 ...」 and "no ellipsis"') == \
+        ["the x ...", "次 ..."]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_message_a_hint_quotes_is_one_kata_prints_in_that_language(lang):
+    """hints/ja quote the Japanese message the learner actually sees, hints/en the English."""
+    texts = [re.sub(r"\{[^{}]*\}", "\0", text.replace("{{", "{").replace("}}", "}"))
+             for text in i18n.terminal_texts(lang)]
+    quotes = [(s.hint_file(lang), q) for s in STAGES
+              for q in quoted_messages((ROOT / s.hint_file(lang)).read_text(encoding="utf-8"))]
+    assert quotes, f"no hint in {lang} quotes a message: the reading of the hints broke"
+    wrong = [f"{name}: {quote!r}" for name, quote in quotes
+             if not any(quote_pattern(quote).search(text) for text in texts)]
+    assert wrong == [], f"quoted as kata's words, but no {lang} message reads so:\n" + "\n".join(wrong)

@@ -11,6 +11,7 @@ the stage tests (their own catalogue entries and tooltests), so the failing
 cases here are stubs, crashes and hangs, whose every word the command or the
 root conftest writes.
 """
+import argparse
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from test_learner import Reader, copy_kata, solve
 from autograd_kata import cli
 from autograd_kata.core import i18n, manifest, runner, state
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.core.term import NO_LINE_START, width, wrap
 from kit import fresh_copy
 
 pytestmark = pytest.mark.timeout(180)
@@ -267,16 +269,27 @@ def test_the_train_picture_is_english_without_a_font_for_the_language(monkeypatc
 
 # --- kata --help: argparse's texts in the learner's language -----------------------------
 
-ARGPARSE_OWN = ("show this help message and exit", "show program's version number and exit")
 # an example line of the help: a kata command or the Python to type, code as it is
 EXAMPLE = re.compile(r"^\s+(?:kata |from |draw\()")
 # argparse's first column: a command name or an option's syntax (`--set NAME=NUMBER`), then 2+ spaces
 SYNTAX_COLUMN = re.compile(r"^\s+\S.*?\s{2,}|^\s+-[\w-]+(?: \S+)?$")
 
 
+def every_command():
+    """Every command's name, as the full parser (every audience) lists it."""
+    p = cli.parser(audiences=cli.AUDIENCES)
+    (sub,) = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(sub.choices)
+
+
+COMMAND_NAMES = every_command()  # a name too long for the first column stands on its own line
+
+
 def help_text(capsys, lang, *argv):
-    """``kata argv --help`` with ``KATA_LANG=lang``, minus argparse's own words: the usage
-    block (syntax), its headings and the help of -h/--version."""
+    """``kata argv --help`` with ``KATA_LANG=lang``: (the whole help, its prose).  The
+    prose is the help minus syntax: the usage after its label (which is checked), the
+    line of the commands' metavar, each argument's first column and the example lines.
+    argparse's headings and its help of -h and --version are prose: they must be in ``lang``."""
     os.environ["KATA_LANG"] = lang
     i18n.reset()
     try:
@@ -287,14 +300,15 @@ def help_text(capsys, lang, *argv):
         i18n.reset()
     assert done.value.code == 0
     out = capsys.readouterr().out
-    kept, in_usage = [], False
+    usage = i18n.t_in(lang, "argparse.usage")
+    assert out.startswith(usage + "kata"), f"the usage is not labelled {usage!r}:\n{out}"
+    kept, in_usage = [usage], False
     for line in out.splitlines():
-        if line.startswith("usage:"):
+        if line.startswith(usage):
             in_usage = True
         elif not line.strip():
             in_usage = False
-        if (in_usage or line.strip() in ("options:", "positional arguments:", "COMMAND")
-                or any(words in line for words in ARGPARSE_OWN) or EXAMPLE.match(line)):
+        if in_usage or line.strip() in ("COMMAND", *COMMAND_NAMES) or EXAMPLE.match(line):
             continue
         kept.append(SYNTAX_COLUMN.sub("", line))
     return out, "\n".join(kept)
@@ -309,14 +323,116 @@ def student_copy(kata):
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
-@pytest.mark.parametrize("argv", [(), ("check",), ("hint",), ("graph",), ("train",)])
-def test_help_speaks_the_learners_language(student_copy, capsys, lang, argv):
-    out, prose = help_text(capsys, lang, *argv)
+def test_the_learners_help_lists_their_commands_in_their_language(student_copy, capsys, lang):
+    out, prose = help_text(capsys, lang)
     assert_in_language(prose, lang)
-    if not argv:  # every learner command is listed with its own help, and no other command
-        for command in ("status", "check", "hint", "diff", "reset", "watch", "graph", "explore", "train"):
-            assert re.search(rf"^\s+{command}\s+\S", out, re.M), f"{command} has no help line:\n{out}"
-        assert "mutate" not in out and "release" not in out
+    for command in ("status", "check", "hint", "diff", "reset", "watch", "graph", "explore", "train"):
+        assert re.search(rf"^\s+{command}\s+\S", out, re.M), f"{command} has no help line:\n{out}"
+    assert "mutate" not in out and "release" not in out
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("command", [None, *COMMAND_NAMES])
+def test_every_help_speaks_the_learners_language(kata, capsys, monkeypatch, lang, command):
+    monkeypatch.setenv("COLUMNS", "80")
+    out, prose = help_text(capsys, lang, *([command] if command else []))
+    assert_in_language(prose, lang)
+    # Japanese is wrapped by terminal columns (a kanji takes two), a closing mark hanging past;
+    # a raw description keeps its translator's own line breaks, an example line is typed as it is
+    raw = command is not None and cli.COMMANDS[command].raw
+    heading = f"\n{i18n.t_in(lang, 'argparse.options')}:\n"
+    for line in (out[out.index(heading):] if raw and heading in out else out).splitlines():
+        assert width(line) <= 80 or width(line) == len(line) or EXAMPLE.match(line) or (
+            width(line) <= 82 and line[-1] in NO_LINE_START), f"wider than the terminal: {line!r}"
+    for heading in ("argparse.options",) + (("argparse.positionals",) if "  N " in out else ()):
+        assert f"\n{i18n.t_in(lang, heading)}:\n" in out, f"no heading {heading}:\n{out}"
+    assert i18n.t_in(lang, "argparse.help") in out
+
+
+def test_japanese_wraps_between_characters_and_english_as_textwrap_does():
+    import textwrap
+    english = "Build a scalar autograd engine in eight stages. Run `kata` alone to see where you are."
+    assert wrap(english, 30) == textwrap.wrap(english, 30)
+    lines = wrap("あいうえおかきくけこ、さしすせそ .kata/backups/ たちつてとフォルダ", 10)
+    assert lines == ["あいうえお", "かきくけこ、", "さしすせそ", ".kata/backups/", "たちつてと", "フォルダ"], lines
+    assert wrap("あいうフォルダ", 8) == ["あいうフォ", "ルダ"]  # a small kana hangs rather than starts a line
+
+
+@pytest.mark.parametrize("english, entry", cli.ARGPARSE_WORDS.items())
+def test_english_reads_exactly_as_argparse_itself(monkeypatch, english, entry):
+    monkeypatch.setenv("KATA_LANG", "en")
+    i18n.reset()
+    assert cli.argparse_word(english) == english
+    monkeypatch.setenv("KATA_LANG", "ja")
+    i18n.reset()
+    ja = cli.argparse_word(english)
+    assert ja != english and ja.endswith("\n") == english.endswith("\n")
+    assert sorted(re.findall(r"%\(\w+\)[sr]|%[sr]", ja)) == sorted(re.findall(r"%\(\w+\)[sr]|%[sr]", english)), ja
+    for singular, (msgid, placeholders) in cli.ARGPARSE_COUNTED.items():
+        assert i18n.MESSAGES.raw(msgid, "en", 1).format(**placeholders) == singular
+
+
+def test_the_bridge_reaches_an_argparse_that_imports_gettext_lazily(monkeypatch):
+    """3.10-3.14 bind gettext's names at import; one that looks them up in gettext is reached too."""
+    import gettext
+    before = argparse._, gettext.gettext, gettext.ngettext
+    with cli.argparse_in_language():
+        assert argparse._ is cli.argparse_word and argparse.ngettext is cli.argparse_counted
+    monkeypatch.delattr(argparse, "_")
+    with cli.argparse_in_language():
+        assert gettext.gettext is cli.argparse_word and gettext.ngettext is cli.argparse_counted
+    assert (gettext.gettext, gettext.ngettext) == before[1:]
+    monkeypatch.undo()
+    assert argparse._ is before[0]
+
+
+# argparse's texts that only a programmer's mistake in cli.py can show, and one without words
+ARGPARSE_PROGRAMMERS = {"%(heading)s:",
+    ".__call__() not defined", "conflicting subparser: %s", "conflicting subparser alias: %s",
+    "argument \"-\" with mode %r", "argument '-' with mode %r", "cannot merge actions - two groups are named %r",
+    "'required' is an invalid argument for positionals", "dest= is required for options like %r",
+    "invalid conflict_resolution value: %r", "mutually exclusive arguments must be optional",
+    "cannot have multiple subparser arguments", "%r is not callable", "subcommands", " (default: %(default)s)",
+    "invalid option string %(option)r: must start with a character %(prefix_chars)r",
+    "conflicting option string: %s", "argument group must have a title", "mutually exclusive groups cannot be nested",
+    "option %(option)s is deprecated", "argument %(argument_name)s is deprecated",
+    "command %(parser_name)r is deprecated",
+}
+
+
+def test_every_word_this_pythons_argparse_asks_for_is_in_the_catalogue():
+    """argparse's own texts, read from its source: each is translated or a programmer's error."""
+    import inspect
+    source = inspect.getsource(argparse)
+    asked = set()
+    for call in re.finditer(r"\b(?:_|ngettext)\(((?:\s*(?:'[^']*'|\"[^\"]*\"))+)", source):
+        import ast
+        asked.add(ast.literal_eval("(" + call.group(1) + ")"))  # adjacent literals join, as in Python
+    assert "usage: " in asked and "options" in asked, "the reading of argparse's source broke"
+    missing = sorted(asked - set(cli.ARGPARSE_WORDS) - set(cli.ARGPARSE_COUNTED) - ARGPARSE_PROGRAMMERS)
+    assert missing == [], f"argparse asks for texts kata does not translate (cli.ARGPARSE_WORDS): {missing}"
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("argv", [("check", "--bogus"), ("hint", "--level", "9"), ("train", "--steps", "many"),
+                                  ("diff",), ("nonsense",)], ids=["unknown", "choice", "type", "missing", "command"])
+def test_argparse_refuses_in_one_language(kata, capsys, lang, argv):
+    os.environ["KATA_LANG"] = lang
+    i18n.reset()
+    try:
+        with pytest.raises(SystemExit) as done:
+            cli.main(list(argv))
+    finally:
+        os.environ.pop("KATA_LANG", None)
+        i18n.reset()
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    usage, error = err.strip().splitlines()[0], err.strip().splitlines()[-1]
+    assert usage.startswith(i18n.t_in(lang, "argparse.usage"))
+    assert error.startswith("kata") and i18n.t_in(lang, "argparse.error", prog="", message="").strip() in error, err
+    # what is code in it: the values as typed or offered ('9', 'init'), options, metavars (N), {1,2,3}
+    said = re.sub(r"'[^']*'|--[\w-]+|\b[A-Z]+\b|\{[^}]*\}", "", error.split(": ", 1)[1])
+    assert_in_language(said, lang)
 
 
 def test_lang_anywhere_on_the_line_picks_the_help_language(student_copy, capsys):
@@ -388,3 +504,38 @@ def test_a_stage_module_that_does_not_import_is_named_in_one_language(kata, caps
     assert_in_language(said, lang)
     code, out = kata_in(capsys, lang, "diff", "3", "--previous")
     assert code == 0 and ("（スタブ）" in out) == (lang == "ja") and ("(stub)" in out) == (lang == "en"), out
+
+
+# --- every question kata asks, and the graph's text tree ------------------------------------
+
+@pytest.mark.parametrize("lang, answer, resets", [
+    ("ja", "n", False), ("ja", "はい", True), ("ja", "y", True), ("en", "", False), ("en", "yes", True)])
+def test_kata_reset_asks_in_one_language_and_understands_its_yes(kata, capsys, monkeypatch, lang, answer, resets):
+    solve(kata, 1)
+    path = kata / stage(1).source("exercises")
+    solved = path.read_text(encoding="utf-8")
+    asked = []
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)  # a learner at a terminal
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or answer)
+    code, out = kata_in(capsys, lang, "reset", "1")
+    assert code == (0 if resets else 1), out
+    question = i18n.t_in(lang, "reset.confirm", file=stage(1).source("exercises"), n=1)
+    assert asked == [i18n.t_in(lang, "prompt.confirm", question=question)]
+    assert_in_language(asked[0] + "\n" + out, lang)
+    assert (path.read_text(encoding="utf-8") != solved) == resets, (answer, out)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_text_tree_of_a_reused_node_is_in_one_language(monkeypatch, lang):
+    import importlib
+
+    from autograd_kata.pictures import graph
+    Value = importlib.import_module(f"solutions.{STAGES[-1].module}").Value
+    monkeypatch.setenv("KATA_LANG", lang)
+    i18n.reset()
+    a = Value(3.0)
+    out = a * a + a
+    out.backward()
+    tree = graph.text_tree(out, {"a": a})
+    assert i18n.t_in(lang, "graph.seen", number=2) in tree, tree  # a is #2, drawn once, then referred to
+    assert_in_language(tree, lang)

@@ -129,3 +129,81 @@ def test_a_stage_whose_id_is_missing_is_one_line_that_names_it(monkeypatch, caps
                    f"autograd_kata/core/manifest.py), and the catalogue has no such message: add an entry "
                    f"`msgid \"{missing}\"` to autograd_kata/locales/en.po, ja.po (the recipe: README.md, "
                    f"\"Adding a stage\").\n")
+
+
+ARTICLE_MAPS = sorted((ROOT / "docs").glob("article-map*.md"))
+
+
+def defined_tests(*files: Path) -> set[str]:
+    return {name for f in files for name in re.findall(r"^def (test_\w+)", f.read_text(encoding="utf-8"), re.M)}
+
+
+@pytest.mark.parametrize("article_map", ARTICLE_MAPS, ids=lambda p: p.name)
+def test_every_test_the_article_map_names_exists_where_it_says(article_map):
+    """A row names a test file and tests in it: a learner who looks them up finds them there."""
+    everywhere = defined_tests(*(ROOT / "tests").glob("test_*.py"))
+    named, wrong = 0, []
+    for number, line in enumerate(article_map.read_text(encoding="utf-8").splitlines(), 1):
+        files = [ROOT / path for path in re.findall(r"tests/test_\w+\.py", line)]
+        there = defined_tests(*files) if files else everywhere
+        for name in re.findall(r"`(test_\w+)`", line):
+            named += 1
+            if name not in there:
+                wrong.append(f"{article_map.name}:{number}: {name} is not a test in "
+                             f"{', '.join(p.name for p in files) or 'tests/'}")
+    assert named >= len(STAGES), f"{article_map.name} names {named} tests: the reading of its rows broke"
+    assert wrong == [], "\n".join(wrong)
+
+
+# --- README.ja.md is README.md's learner part, in Japanese ----------------------------------
+
+def learner_part(name: str) -> str:
+    """A README up to its instructors' and maintainers' sections (which stay English only)."""
+    from autograd_kata.classroom.release import README_DROPPED
+    lines = (ROOT / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if README_DROPPED.match(line)), len(lines))
+    return "".join(lines[:cut])
+
+
+def skeleton(text: str) -> dict:
+    """What two translations of one README share: the heading levels, the code blocks, the
+    commands in backticks, the pictures, the maintainers' blocks and the reference-only lines."""
+    text = re.sub(r"\s+", lambda space: "\n" if "\n\n" in space.group(0) else " ", text)  # wrapping aside
+    text = re.sub(r"```.*?```", lambda block: block.group(0).replace(" ", "\0"), text, flags=re.S)
+    return {
+        "headings": [len(m.group(1)) for m in re.finditer(r"^(#+) ", text, re.M)],
+        "code blocks": re.findall(r"```.*?```", text, re.S),
+        "commands": sorted(set(re.findall(r"`((?:kata|pytest|python|sudo|brew|export)\b[^`]*)`", text))),
+        "pictures": re.findall(r"!\[[^\]]*\]\(([^)]*)\)", text),
+        "maintainers blocks": len(re.findall(r"<!--\s*maintainers\s*-->", text)),
+        "reference lines": len(re.findall(r"<!--\s*reference-line\s*-->", text)),
+    }
+
+
+@pytest.mark.parametrize("copy", ["clone", "student"])
+def test_the_japanese_readme_has_the_english_ones_sections_and_commands(copy):
+    from autograd_kata.classroom.release import student_readme
+    english, japanese = learner_part("README.md"), (ROOT / "README.ja.md").read_text(encoding="utf-8")
+    if copy == "student":
+        english, japanese = student_readme(english), student_readme(japanese)
+    want, got = skeleton(english), skeleton(japanese)
+    assert len(want["headings"]) >= 6 and len(want["commands"]) >= 20, "the reading of README.md broke"
+    for part in want:
+        if part in ("headings", "maintainers blocks", "reference lines"):
+            said = f"README.ja.md has {got[part]}, README.md {want[part]}"
+        else:
+            said = (f"only in README.md {[x for x in want[part] if x not in got[part]]}, "
+                    f"only in README.ja.md {[x for x in got[part] if x not in want[part]]}")
+        assert got[part] == want[part], f"README.ja.md's {part} differ from README.md's: {said}"
+
+
+def test_each_readme_links_to_the_other_near_its_top():
+    for name, other in (("README.md", "README.ja.md"), ("README.ja.md", "README.md")):
+        top = "\n".join((ROOT / name).read_text(encoding="utf-8").splitlines()[:5])
+        assert f"]({other})" in top, f"{name} has no link to {other} in its first lines"
+
+
+def test_the_japanese_readme_is_shipped_to_learners_like_the_english_one():
+    from autograd_kata.core.manifest import READMES, student_role
+    assert [student_role(name) for name in READMES] == ["template", "template"]
+    assert "README.ja.md" in (ROOT / "MANIFEST.in").read_text(encoding="utf-8")

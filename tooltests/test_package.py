@@ -109,7 +109,7 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     sdist, wheel = dists
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    for needed in ("LICENSE", "README.md", "CHANGELOG.md", "conftest.py", "pyproject.toml", "setup.py",
+    for needed in ("LICENSE", "README.md", "README.ja.md", "CHANGELOG.md", "conftest.py", "pyproject.toml", "setup.py",
                    ".gitignore", "reference/engine.py", "tests/expect.py",
                    "autograd_kata/classroom/templates/kata-grade.yml.tmpl", "autograd_kata/maintainer/mistakes.py",
                    "autograd_kata/maintainer/equivalent_mutants.json"):
@@ -319,7 +319,8 @@ def test_kata_init_from_a_clone_writes_the_kit_and_refuses_a_folder_in_use(capsy
     code, out, err = run_kata(capsys, "init", str(dest))
     assert code == 0, out + err
     written = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
-    assert {"pyproject.toml", "README.md", ".kata-release.json", ".kata-pristine/exercises/stage01_value.py"} <= written
+    assert {"pyproject.toml", "README.md", "README.ja.md", ".kata-release.json",
+            ".kata-pristine/exercises/stage01_value.py"} <= written
     assert {f for f in kit_files(ROOT) if not f.startswith("exercises/")} <= written
     assert not [w for w in written if w.startswith(("autograd_kata/", "solutions/", "reference/"))]
     for s in STAGES:
@@ -327,6 +328,8 @@ def test_kata_init_from_a_clone_writes_the_kit_and_refuses_a_folder_in_use(capsy
             expected_exercises(ROOT)[ROOT / s.source("exercises")], s.module
     readme = (dest / "README.md").read_text(encoding="utf-8")
     assert "For maintainers" not in readme and "compare with the reference: `kata diff N`" not in readme
+    readme = (dest / "README.ja.md").read_text(encoding="utf-8")
+    assert "<!--" not in readme and "参照実装と比べます: `kata diff N`" not in readme  # filtered the same way
     assert scan(dest, ROOT) == [] and leaked_fragments(dest) == []
 
     (dest / "exercises" / "stage01_value.py").write_text("# mine\n")

@@ -32,7 +32,7 @@ from autograd_kata.classroom.release import (
 from autograd_kata.cli import AUDIENCE, NOT_IN_A_STUDENT_COPY
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.manifest import RELEASE_FILE, STAGES, impl_problem, stage, student_role
+from autograd_kata.core.manifest import READMES, RELEASE_FILE, STAGES, impl_problem, stage, student_role
 from autograd_kata.core.state import pristine_stub
 from kit import clone, reference, run, stub
 
@@ -134,8 +134,9 @@ source_paths = ["solutions/"]
     assert "mutmut" not in out["tool"]
 
 
-def test_the_readme_is_the_learners(released):
-    text = (released / "README.md").read_text()
+@pytest.mark.parametrize("readme", READMES)
+def test_the_readme_is_the_learners(released, readme):
+    text = (released / readme).read_text()
     for gone in ("For instructors", "For maintainers", "kata release", "kata build", "kata verify",
                  "--impl solutions", "solutions/", "mutation", "<!--"):
         assert gone not in text, gone

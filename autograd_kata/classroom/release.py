@@ -38,7 +38,7 @@ from pathlib import Path
 from autograd_kata import __version__
 from autograd_kata.core.build import PRISTINE_DIR
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.manifest import PROTECTED_ROLES, RELEASE_FILE, STAGES, Stage, student_role
+from autograd_kata.core.manifest import PROTECTED_ROLES, READMES, RELEASE_FILE, STAGES, Stage, student_role
 
 # not autograde.yaml: Classroom 50 writes that one into each student's repository
 WORKFLOW = ".github/workflows/kata-grade.yml"
@@ -236,7 +236,7 @@ def write_student_tree(root: Path, dest: Path, files: list[str] | None = None,
         src = root / rel
         if rel == "pyproject.toml":
             put(rel, student_pyproject(src.read_text(encoding="utf-8")))
-        elif rel == "README.md":
+        elif rel in READMES:
             put(rel, student_readme(src.read_text(encoding="utf-8"), with_diff=with_diff))
         else:
             put(rel, source=src)

@@ -152,8 +152,11 @@ STUDENT_FILES: tuple[tuple[str, str], ...] = (
     ("LICENSE", "doc"),
     (".gitignore", "doc"),
     ("README.md", "template"),
+    ("README.ja.md", "template"),  # the same README in Japanese, filtered the same way
     ("pyproject.toml", "template"),
 )
+# the learner's READMEs, one a language: each written through release.student_readme
+READMES: tuple[str, ...] = ("README.md", "README.ja.md")
 # never in a student copy, even where an entry above matches: the maintainers'
 # checks (the mistake catalogue quotes the reference), caches
 STUDENT_EXCLUDED: tuple[str, ...] = ("autograd_kata/maintainer/*", "*/__pycache__/*", "*.pyc")

@@ -48,3 +48,33 @@ def say(*parts, file=None):
             os.close(devnull)
         except (OSError, ValueError, AttributeError):
             pass
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: a kana or kanji takes two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+# no line starts with these (kinsoku): closing brackets, punctuation, small kana and ー
+NO_LINE_START = set("、。，．）」』】〕｝〉》・：；？！ー)]}:;,.?!ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
+
+
+def wrap(text: str, columns: int) -> list[str]:
+    """``text`` in lines of at most ``columns`` terminal columns, broken at spaces and
+    between wide characters (Japanese has no spaces), never inside a word of narrow
+    ones, nor before a closing bracket or punctuation mark (which may hang one column past).  A word wider than a line
+    stands alone."""
+    import re
+    # the pieces a line may break after: a wide character, or a run of narrow ones and its spaces
+    pieces = re.findall(r"[^\x00-\u10ff](?:\s+)?|[\x00-\u10ff]+?(?=[^\x00-\u10ff]|\s|$)\s*", " ".join(text.split()))
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and width(line + piece.rstrip()) > columns and piece.rstrip() not in NO_LINE_START:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines

@@ -19,22 +19,16 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import t, t_in
 from autograd_kata.core.manifest import STAGES, check_ids, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
-from autograd_kata.core.term import say
+from autograd_kata.core.term import say, width
 from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, stage_state, state_name, title
 
 LEVELS = (1, 2, 3)
 
 
 # The report and its output live in feedback.py, shared with watch.py.
-
-def width(text: str) -> int:
-    """Columns ``text`` takes on a terminal: a kana or kanji takes two."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
 
 def pad(text: str, columns: int, right: bool = False) -> str:
     fill = " " * max(0, columns - width(text))
@@ -249,8 +243,10 @@ def show_diff(lines, style) -> int:
 # --- reset ------------------------------------------------------------------
 
 def confirm(question: str) -> bool:
+    """Yes only for an answer that means yes in the learner's language or in English."""
+    yes = {word.strip().lower() for said in (t("prompt.yes"), t_in("en", "prompt.yes")) for word in said.split(",")}
     try:
-        return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+        return input(t("prompt.confirm", question=question)).strip().lower() in yes
     except EOFError:
         return False
 

@@ -99,7 +99,7 @@ def text_tree(root, names=None, *, ascii=False, color=False, max_nodes=MAX_TEXT_
     """The graph as an indented tree, the output at the top, inputs below it.
 
     A node reached a second time (a Value used twice) is shown once in full and
-    afterwards as ``(see #n)``."""
+    afterwards as ``#n (see above)`` (in the learner's language)."""
     g = Graph(root, names)
     tee, last, bar, gap = ("|-- ", "`-- ", "|   ", "    ") if ascii else ("├── ", "└── ", "│   ", "    ")
     bold = (lambda s: f"\033[1m{s}\033[0m") if color else (lambda s: s)
@@ -113,7 +113,7 @@ def text_tree(root, names=None, *, ascii=False, color=False, max_nodes=MAX_TEXT_
         node, lead, follow = stack.pop()
         number = g.index[id(node)] + 1
         if id(node) in shown:
-            lines.append(f"{lead}#{number} (see above)")
+            lines.append(lead + t("graph.seen", number=number))
             continue
         if len(shown) >= max_nodes:
             cut += 1
