@@ -80,7 +80,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "own_stage_only: a slow test that runs on its own stage's module only, "
                                        "even with --impl solutions (keeps feedback fast)")
     config.addinivalue_line("markers", "native_only: cannot run in the browser (kata site: Pyodide), which leaves "
-                                       "it out and says so")
+                                       "it out and says so; never on a stage test (a verdict rests on all of them)")
     config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
                                        f"instead of the default (also for own_stage_only and properties)")
 

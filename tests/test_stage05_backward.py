@@ -189,7 +189,12 @@ def test_backward_matches_numeric_gradients(engine):
 @in_engine
 def chain_backward(engine, length):
     """backward() of a chain of ``length`` one-input nodes, where the engine lives: each node's
-    rule only counts that it ran, and sys.setrecursionlimit is watched.  Returns what happened."""
+    rule only counts that it ran, and sys.setrecursionlimit is watched.  Returns what happened.
+
+    At the end the chain is unlinked (each node's ``_prev`` emptied; ``_backward`` is the counter):
+    freed as a chain, each node's last reference (its child's ``_prev``) would free the next inside
+    CPython's C code, a recursion that overflows a browser's stack (Pyodide, ``kata site``) at
+    about 1,500 nodes.  The output may outlive this call (a traceback from backward() holds it)."""
     import gc
     import itertools
     import sys
@@ -199,20 +204,24 @@ def chain_backward(engine, length):
     sys.setrecursionlimit = lambda n: raised.append(n)
     collecting = gc.isenabled()
     gc.disable()  # fresh nodes by the thousand: keep the cyclic collector from rescanning them
+    nodes = []  # every node, inputs first
     try:
         rules_run = itertools.count()
-        v = engine.Value(0.5)
+        nodes.append(engine.Value(0.5))
         for _ in range(length):
-            v = engine.Value(0.5, (v,), "id")
-            v._backward = rules_run.__next__
+            nodes.append(engine.Value(0.5, (nodes[-1],), "id"))
+            nodes[-1]._backward = rules_run.__next__
         recursion_error = False
         try:
-            v.backward()
+            nodes[-1].backward()
         except RecursionError:
             recursion_error = True
         return {"recursion_error": recursion_error, "raised": raised, "limit_before": limit_before,
                 "limit_after": sys.getrecursionlimit(), "rules_run": next(rules_run)}
     finally:
+        for node in nodes:
+            node._prev = ()
+        nodes.clear()
         sys.setrecursionlimit = restore
         restore(limit_before)
         if collecting:
@@ -256,7 +265,6 @@ def expect_linear_time(engine):
 
 
 @pytest.mark.own_stage_only  # the later modules carry the same order code, tested by every other test here
-@pytest.mark.native_only  # freeing the chain recurses in C: in Pyodide it overflows the browser's stack at ~10,000
 def test_a_100000_op_chain_needs_no_recursion(engine):
     expect_linear_time(engine)
     got = chain_backward(engine, 100_000)

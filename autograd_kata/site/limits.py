@@ -22,7 +22,7 @@ interrupt buffer, or a new worker).
 ``deadline(seconds)`` is the same limit as a context manager, for the page's
 numbers from the learner's engine (``kata check``'s stages 6-8).
 
-The plugin also leaves out the few tests marked ``native_only`` (see
+The plugin also leaves out any test marked ``native_only`` (none in tests/; see
 ``pytest_collection_modifyitems`` below), which the page then names.
 """
 from __future__ import annotations
@@ -199,9 +199,10 @@ LEFT_OUT: list[str] = []  # names of the tests the last session left out (``nati
 
 
 def pytest_collection_modifyitems(config, items):
-    """Leave out the tests marked ``native_only``: they need what the browser
-    lacks (a stage-5 chain of 100,000 nodes is freed by recursion in C, deeper
-    than a Web Worker's stack).  The page names them under its report."""
+    """Leave out the tests marked ``native_only``: they would need what the browser
+    lacks (a thread, a signal, a C stack deeper than a Web Worker's).  The page
+    names them under its report.  No stage test carries the mark (a verdict in
+    the page rests on the same tests as ``kata check N``; tooltests/test_site.py)."""
     LEFT_OUT.clear()
     out = [item for item in items if item.get_closest_marker("native_only")]
     if out:
