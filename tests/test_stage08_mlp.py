@@ -102,13 +102,25 @@ def test_same_seed_same_weights_different_seed_different(engine):
     expect.true(len(set(first)) > len(first) // 2, t("s8.all_equal"))
 
 
+def drawn_from(seed, numbers):
+    """Every nonzero number (a bias is 0.0) is one random.Random(seed).uniform(-1, 1) draws, in any order."""
+    import random
+
+    rng = random.Random(seed)
+    pool = {rng.uniform(-1, 1) for _ in range(2 * len(numbers))}
+    return all(n in pool for n in numbers if n != 0.0)
+
+
 def test_seed_zero_is_a_seed_like_any_other(engine):
     def weights(seed):
         return [p.data for p in engine.MLP(3, [4, 4, 1], seed=seed).parameters()]
 
-    if weights(0) != weights(0):
-        expect.true(weights(7) == weights(7), t("s8.same_seed"))  # no seed works: not a matter of 0
-        expect.fail(t("s8.seed_zero"))
+    if weights(0) == weights(0) and drawn_from(0, weights(0)):
+        return
+    # no seed works, not only 0: said by the tests of seeds, not blamed on 0
+    expect.true(weights(7) == weights(7), t("s8.same_seed"))
+    expect.true(drawn_from(7, weights(7)), t("s8.not_drawn_from_seed"))
+    expect.fail(t("s8.seed_zero"))
 
 
 @in_engine
@@ -320,6 +332,8 @@ def test_train_zeroes_the_grads_every_step(engine):
     if same(got, after_steps(engine, 3, zero=False)):
         expect.fail(t("s8.leak", zero_each_step=ZERO_EACH_STEP))
     expect.fail(t("s8.three_steps", zero_each_step=ZERO_EACH_STEP))
+
+
 def test_train_ignores_the_gradients_a_model_already_holds(engine):
     expect_twins(engine)
     model = engine.MLP(1, [8, 1], seed=2)
