@@ -2,7 +2,8 @@
 
 The contract, clause by clause:
 
-1. Value(data) keeps data as a float (Value(3).data is 3.0, a float).
+1. Value(data) keeps data as a float (Value(3).data is 3.0, a float), a
+   non-whole number exactly as given (Value(-2.5).data is -2.5, not -2.0).
 2. grad starts at the float 0.0.
 3. _backward of a new Value is a no-op returning None: it changes nothing.
 4. _prev is the set of the children it was given (a reused child once);
@@ -22,6 +23,12 @@ def test_data_is_stored_as_a_float(engine):
     expect.equal(v.data, 3.0, "Value(3).data", t("s1.data.rule"))
     expect.true(type(v.data) is float,
                 t("s1.data.type", type=type(v.data).__name__))
+
+
+@pytest.mark.parametrize("number", [-2.5, 0.1, 2.75], ids=["minus_2_5", "0_1", "2_75"])
+def test_a_non_whole_number_is_kept_as_given(engine, number):
+    v = engine.Value(number)
+    expect.equal(v.data, number, f"Value({number!r}).data", t("s1.data.non_whole"))
 
 
 def test_grad_starts_at_zero(engine):

@@ -40,7 +40,9 @@ CATALOGUE = {m.id for m in MISTAKES}
 
 #: (stage, clause number) -> the smallest wrong implementations: catalogue ids or Edits
 CLAUSES: dict[tuple[int, int], list] = {
-    (1, 1): ["data-kept-as-given"],
+    (1, 1): ["data-kept-as-given",
+             Edit("data-truncated", 1, "keeps only the whole part of the data, float(int(data))",
+                  "self.data = float(data)", "self.data = float(int(data))", "a non-whole number is kept exactly")],
     (1, 2): ["grad-starts-as-int"],
     (1, 3): [Edit("leaf-rule-returns", 1, "the leaf's _backward returns 0.0",
                   '    """A leaf was made from nothing, so it has no one to pass a gradient to."""\n',
@@ -74,14 +76,23 @@ CLAUSES: dict[tuple[int, int], list] = {
     (3, 3): ["neg-detached"],
     (3, 4): ["rsub-operands-swapped", "sub-forgets-to-negate"],
     (3, 5): ["neg-detached"],
-    (3, 6): ["lift-raises"],
+    (3, 6): ["lift-raises",
+             Edit("mul-raises-for-unsupported", 3, "__mul__ raises a TypeError itself, not NotImplemented",
+                  "        if other is NotImplemented:\n            return NotImplemented\n"
+                  "        out = Value(self.data * other.data, (self, other), '*')\n",
+                  "        if other is NotImplemented:\n            raise TypeError('numbers only')\n"
+                  "        out = Value(self.data * other.data, (self, other), '*')\n",
+                  "v * Other() raised TypeError")],
     (4, 1): [Edit("tanh-unlabelled", 4, "labels tanh 't'", "out = Value(t, (self,), 'tanh')",
                   "out = Value(t, (self,), 't')", "label the node 'tanh'")],
     (4, 2): ["tanh-slope-from-input", "exp-slope-from-input", "relu-slope-one-at-zero", "pow-exponent-off-by-one"],
     (4, 3): ["tanh-slope-via-cosh", "tanh-via-exp", "pow-slope-via-division", "exp-overflow-to-inf"],
     (4, 4): [Edit("pow-accepts-anything", 4, "never checks the exponent",
                   "        if not isinstance(exponent, (int, float)):\n",
-                  "        if False:\n", "which does not say the problem is the exponent")],
+                  "        if False:\n", "which does not say the problem is the exponent"),
+             Edit("pow-error-unnamed", 4, "raises a TypeError that never names the exponent's type",
+                  'f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "',
+                  'f"the exponent must be an int or float "', "which does not say the problem is the exponent")],
     (4, 5): ["rtruediv-operands-swapped", "truediv-detached"],
     (4, 6): ["tanh-slope-from-input"],
     (5, 1): ["no-visited-set", "outputs-before-inputs", "order-reversed-twice-over"],
@@ -126,15 +137,35 @@ CLAUSES: dict[tuple[int, int], list] = {
              Edit("parameters-without-bias", 8, "a neuron's parameters() leaves out the bias",
                   "        return self.w + [self.b]\n", "        return self.w\n",
                   "one weight per input plus one bias")],
-    (8, 4): ["seed-ignored", "seed-reseeds-the-global-random"],
+    (8, 4): ["seed-ignored", "seed-reseeds-the-global-random", "seed-zero-taken-for-none"],
     (8, 5): ["zip-truncates",
              Edit("train-zip-truncates", 8, "train() zips inputs and targets without strict=True",
                   "zip(xs, ys, strict=True)", "zip(xs, ys)", "3 inputs but 2 targets")],
-    (8, 6): ["train-no-zero-grad", "train-climbs-the-gradient", "train-keeps-the-loss-value", "train-sums-the-loss"],
+    (8, 6): ["train-no-zero-grad", "train-zeroes-after-the-step", "train-climbs-the-gradient",
+             "train-keeps-the-loss-value", "train-sums-the-loss"],
 }
+
+
+
+def reflected_ops_aliased(number: int) -> Edit:
+    """``__radd__ = __add__`` and ``__rmul__ = __mul__`` in stage ``number``: a common idiom, right
+    because + and * commute; 'a' + v then gives Python's "can only concatenate str", a TypeError too."""
+    body = "        return self {} other\n"
+    if number == 3:  # the stage that writes them: inside solution markers
+        body = "        # BEGIN SOLUTION\n" + body + "        # END SOLUTION\n"
+    return Edit(f"reflected-ops-aliased-{number}", number, "writes __radd__ = __add__ and __rmul__ = __mul__",
+                "    def __radd__(self, other):  # other + self, when other is a plain number\n" + body.format("+")
+                + "\n    def __rmul__(self, other):  # other * self\n" + body.format("*"),
+                "    __radd__ = __add__  # n + v is v + n: + and * commute\n    __rmul__ = __mul__\n", "")
+
 
 #: Other ways to write what the reference does: the stage must pass them.
 RIGHT = [
+    *(reflected_ops_aliased(s.number) for s in STAGES if s.number >= 3),
+    Edit("pow-refuses-in-japanese", 4, "raises the Value-exponent TypeError with a message in Japanese",
+         'f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "\n'
+         '                f"(no gradient flows into an exponent here)"',
+         'f"指数は int か float にしてください（{type(exponent).__name__} は使えません）"', ""),
     Edit("train-zeroes-by-hand", 8, "train() zeroes every parameter's grad itself instead of model.zero_grad()",
          "        model.zero_grad()\n", "        for p in model.parameters():\n            p.grad = 0.0\n", ""),
     Edit("rules-add-longhand", 6, "writes the add rule as self.grad = self.grad + out.grad",

@@ -133,6 +133,8 @@ ALSO_TRUE = {
     ("recursion-limit-raised", "recursive-topological-sort"),
     # drawing from the global random module moves its state: it does not leave it alone
     ("seed-ignored", "seed-reseeds-the-global-random"),
+    # a train() that never zeroes adds its first step onto whatever the model already held, too
+    ("train-no-zero-grad", "train-zeroes-after-the-step"),
 }
 
 

@@ -74,6 +74,8 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (8, 'the same seed gives the same numbers', 'seed-ignored'),
     (8, 'old gradients leak into later steps', 'train-no-zero-grad'),
     (8, 'leave the global random state alone', 'global-random'),
+    (8, '0 is a seed like any other', 'seed-zero'),
+    (8, 'let the gradients the model already held into its first step', 'held-grads'),
     (8, 'divide the sum by len(xs)', 'sums-loss'),
     (8, 'uphill', 'climbs'),
     (8, 'store loss.data (a float)', 'keeps-loss-value'),

@@ -335,6 +335,16 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("train-no-zero-grad", 8, "never zeroes the gradients in train(), so old steps leak into new ones",
             "        model.zero_grad()\n", "",
             "old gradients leak into later steps"),
+    Mistake("seed-zero-taken-for-none", 8, "tests `if seed:`, so seed=0 is taken for no seed and draws fresh weights",
+            "rng = random.Random(seed)", "rng = random.Random(seed) if seed else random.Random()",
+            "0 is a seed like any other"),
+    Mistake("train-zeroes-after-the-step", 8, "calls zero_grad() after each step's update, so the first step "
+            "adds onto the gradients the model already held",
+            "        model.zero_grad()\n        loss.backward()\n        for p in model.parameters():\n"
+            "            p.data -= lr * p.grad\n",
+            "        loss.backward()\n        for p in model.parameters():\n"
+            "            p.data -= lr * p.grad\n        model.zero_grad()  # clean for the next step\n",
+            "let the gradients the model already held into its first step"),
     Mistake("seed-reseeds-the-global-random", 8, "calls random.seed(seed) and draws from the global random module",
             "rng = random.Random(seed)", "random.seed(seed)\n        rng = random",
             "leave the global random state alone"),
