@@ -2,9 +2,11 @@
 copy of it, and running ``kata`` in this process or a command in a child."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from autograd_kata.classroom.release import source_files
@@ -52,6 +54,18 @@ def working_tree(dest: Path) -> Path:
     shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
         "__pycache__", ".git", ".kata", ".ci-venv", "mutants", "build", "dist", "*.egg-info"))
     return dest
+
+
+@functools.cache
+def stage_test_count(n: int) -> int:
+    """How many tests stage n has for a learner (``pytest --collect-only`` of its file on
+    exercises/): what ``kata check n`` counts, never a number written into a test."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           stage(n).test_file], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "KATA_IMPL": "exercises"}, check=False)
+    count = sum("::" in line for line in proc.stdout.splitlines())
+    assert count, f"no test of stage {n} collected:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    return count
 
 
 def run(args, cwd, env=None, timeout=300):

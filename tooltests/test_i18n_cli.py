@@ -26,7 +26,7 @@ from autograd_kata import cli
 from autograd_kata.core import i18n, manifest, runner, state
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.core.term import NO_LINE_START, width, wrap
-from kit import fresh_copy
+from kit import fresh_copy, stage_test_count
 
 pytestmark = pytest.mark.timeout(180)
 # An exception as Python names and words it ("TypeError: 'NoneType' object is not callable"),
@@ -190,7 +190,8 @@ def test_watch_in_one_language(kata, lang):
         waiting = "Ctrl-C"
         first = out.wait_for(waiting)
         solve(kata, 1)
-        out.wait_for("9 件" if lang == "ja" else "all 9 tests", after=first)
+        n = stage_test_count(1)
+        out.wait_for(f"{n} 件" if lang == "ja" else f"all {n} tests", after=first)
         out.wait_for(waiting, after=first + 1)
         proc.send_signal(2)
         assert proc.wait(timeout=10) == 0

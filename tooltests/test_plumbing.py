@@ -10,6 +10,7 @@ import pytest
 
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
+from kit import stage_test_count
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,7 +108,7 @@ def test_an_infinite_loop_fails_within_the_time_limit_and_stops_its_stage(repo):
     assert any(f"exercises/stage01_value.py:{n}, in __init__" in proc.stdout for n in (loop, loop + 1)), proc.stdout
     assert "An infinite loop?" in proc.stdout
     tail = proc.stdout.strip().splitlines()[-1]
-    assert "1 failed" in tail and "8 skipped" in tail, tail  # the first hang stopped the stage
+    assert "1 failed" in tail and f"{stage_test_count(1) - 1} skipped" in tail, tail  # the first hang stopped the stage
     assert time.monotonic() - start < 20
 
 

@@ -84,28 +84,29 @@ def shown_first(output: str) -> str:
     return "\n".join(block)
 
 
-def scratch(case: Case, where: Path) -> Path:
+def scratch(verdict: Case, where: Path) -> Path:
     clone(where)
     for s in STAGES:  # every stage written as the reference, the case's with its one change
         (where / s.source("exercises")).write_text(reference(s.number), encoding="utf-8")
-    source = reference(case.stage)
-    olds, news = (case.old, case.new) if isinstance(case.old, tuple) else ((case.old,), (case.new,))
+    source = reference(verdict.stage)
+    olds, news = (verdict.old, verdict.new) if isinstance(verdict.old, tuple) else ((verdict.old,), (verdict.new,))
     for old, new in zip(olds, news, strict=True):
-        assert source.count(old) == 1, f"{case.id}: {old!r} is not found exactly once in stage {case.stage}"
+        assert source.count(old) == 1, f"{verdict.id}: {old!r} is not found exactly once in stage {verdict.stage}"
         source = source.replace(old, new)
-    (where / stage(case.stage).source("exercises")).write_text(source, encoding="utf-8")
+    (where / stage(verdict.stage).source("exercises")).write_text(source, encoding="utf-8")
     return where
 
 
-def runs(case: Case, where: Path) -> dict:
+def runs(verdict: Case, where: Path) -> dict:
     env = {"PYTHONDONTWRITEBYTECODE": "1", "KATA_IMPL": "", "NO_COLOR": "1"}
     env = {**os.environ, **env}
     got = {}
     for lang in ("en", "ja"):
-        got[lang] = subprocess.run([sys.executable, "-m", "autograd_kata", "check", str(case.stage), "--lang", lang],
+        got[lang] = subprocess.run([sys.executable, "-m", "autograd_kata", "check", str(verdict.stage),
+                                    "--lang", lang],
                                    cwd=where, env=env, capture_output=True, text=True, encoding="utf-8",
                                    timeout=120, check=False)
-    got["pytest"] = subprocess.run([sys.executable, "-m", "pytest", stage(case.stage).test_file, "-q",
+    got["pytest"] = subprocess.run([sys.executable, "-m", "pytest", stage(verdict.stage).test_file, "-q",
                                     "-p", "no:cacheprovider", "--no-header"], cwd=where,
                                    env={**env, "KATA_LANG": "en"}, capture_output=True, text=True,
                                    encoding="utf-8", timeout=120, check=False)
@@ -114,36 +115,38 @@ def runs(case: Case, where: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    places = {case.id: scratch(case, tmp_path_factory.mktemp(case.id)) for case in CASES}
+    places = {verdict.id: scratch(verdict, tmp_path_factory.mktemp(verdict.id)) for verdict in CASES}
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(places, pool.map(runs, CASES, places.values()), strict=True))
 
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("lang", ["en", "ja"])
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_kata_check_shows_the_cause_first(case, lang, outcomes):
-    done = outcomes[case.id][lang]
+@pytest.mark.parametrize("verdict", CASES, ids=[c.id for c in CASES])
+def test_kata_check_shows_the_cause_first(verdict, lang, outcomes):
+    done = outcomes[verdict.id][lang]
     output = done.stdout
-    assert done.returncode == 1, f"{case.id} ({lang}): kata check {case.stage} exited {done.returncode}, " \
+    assert done.returncode == 1, f"{verdict.id} ({lang}): kata check {verdict.stage} exited {done.returncode}, " \
                                  f"expected 1 (the stage fails)\n{output}\n{done.stderr[-1500:]}"
     first = shown_first(output)
-    want = fixed_part(case.says, lang)
-    assert want in first, f"{case.id} ({lang}): the first failure shown does not say {case.says} ({want!r}):\n{output}"
-    for guess in case.never:
+    want = fixed_part(verdict.says, lang)
+    assert want in first, \
+        f"{verdict.id} ({lang}): the first failure shown does not say {verdict.says} ({want!r}):\n{output}"
+    for guess in verdict.never:
         text = fixed_part(guess, lang)
-        assert text not in output, f"{case.id} ({lang}): kata check says {guess} ({text!r}), a guess:\n{output}"
+        assert text not in output, f"{verdict.id} ({lang}): kata check says {guess} ({text!r}), a guess:\n{output}"
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_plain_pytest_fails_with_the_same_message(case, outcomes):
-    done = outcomes[case.id]["pytest"]
+@pytest.mark.parametrize("verdict", CASES, ids=[c.id for c in CASES])
+def test_plain_pytest_fails_with_the_same_message(verdict, outcomes):
+    done = outcomes[verdict.id]["pytest"]
     output = done.stdout + done.stderr
-    assert done.returncode == 1, f"{case.id}: plain pytest exited {done.returncode}, expected 1 " \
+    assert done.returncode == 1, f"{verdict.id}: plain pytest exited {done.returncode}, expected 1 " \
                                  f"(a failure; 3 is pytest's own internal error)\n{output[-3000:]}"
-    assert "INTERNALERROR" not in output, f"{case.id}: pytest broke\n{output[-3000:]}"
-    assert fixed_part(case.says, "en") in output, f"{case.id}: plain pytest never says {case.says}\n{output[-3000:]}"
+    assert "INTERNALERROR" not in output, f"{verdict.id}: pytest broke\n{output[-3000:]}"
+    assert fixed_part(verdict.says, "en") in output, \
+        f"{verdict.id}: plain pytest never says {verdict.says}\n{output[-3000:]}"
 
 
 @pytest.mark.parametrize("hook", ["pytest_runtest_logreport", "pytest_runtest_makereport"])
@@ -170,8 +173,8 @@ def test_a_grade_report_speaks_the_language_it_is_asked_for(tmp_path):
 
     from kit import ROOT
 
-    case = next(c for c in CASES if c.id == "order-skips-leaves")
-    submission = scratch(case, tmp_path / "student")
+    verdict = next(c for c in CASES if c.id == "order-skips-leaves")
+    submission = scratch(verdict, tmp_path / "student")
     done = subprocess.run([sys.executable, "-m", "autograd_kata", "grade", "--submission", str(submission),
                            "--stage", "5", "--lang", "ja", "--format", "gradescope"], cwd=ROOT,
                           capture_output=True, text=True, encoding="utf-8", timeout=300, check=False)

@@ -75,7 +75,10 @@ def forget_kata_modules(root: Path | None = None) -> list[str]:
     dropped = []
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None) or ""
-        paths = list(getattr(module, "__path__", None) or [])
+        try:  # a namespace that is no list of folders (a class posing as a module) has no paths
+            paths = [str(p) for p in getattr(module, "__path__", None) or []]
+        except TypeError:
+            paths = []
         inside = where.startswith(prefix) or any(str(p).startswith(prefix) for p in paths)
         if inside and name.split(".")[0] not in KEEP:
             del sys.modules[name]
