@@ -4,7 +4,7 @@
 The words around the results come from the catalogue in ``lang`` (``kata grade
 --lang``; default English); the judge speaks English (``folders.judge_env``), and
 every test message it wrote as catalogue data (``said``) is said again in ``lang``
-(``report.in_language``); a crash's or a hang's words stay the judge's English.
+(``report.in_language``), a crash's and a hang's too (``i18n.joined``).
 JSON is data: its keys and the policy stay English.
 ``timed=False`` (``--seed``) leaves out the time a grading took."""
 from __future__ import annotations
@@ -26,6 +26,7 @@ def title(stage, lang: str = "en") -> str:
 
 
 def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
+    report = in_language(report, lang)
     say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
     graded = say("report.graded", submission=report.submission)
     first = graded if report.isolated else report.first_line

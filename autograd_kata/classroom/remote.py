@@ -37,6 +37,8 @@ from autograd_kata.classroom import sandbox_server as server
 
 SERVER_SOURCE = Path(server.__file__).read_text(encoding="utf-8")
 CALL_TIMEOUT = 6.0  # seconds per request; below pytest-timeout's 10 s, so our reason is the one shown
+# the sandbox stops its own request at CALL_TIMEOUT, where it was looping; this long after, the judge kills it
+GRACE = 1.0
 MAX_FRAME, MAX_DEPTH = server.MAX_FRAME, server.MAX_DEPTH + 2
 # what the judge keeps of the sandbox's data, whatever it sends (a grading of the reference
 # holds at most ~1,700 objects and its longest message is a few hundred characters)
@@ -127,7 +129,7 @@ class Client:
         self.timeout, self.dead, self.file = timeout, None, "/".join(module.split(".")) + ".py"
         self.proxies, self.next_handle, self.buffer, self.sources = {}, 2, bytearray(), {}
         folder = getattr(launch, "folder_inside", folder)  # where a chroot puts it
-        self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module],
+        self.proc = launch([sys.executable, "-I", "-S", "-c", SERVER_SOURCE, folder, module, f"{timeout!r}"],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.wfd, self.rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.wfd, False)
@@ -136,6 +138,8 @@ class Client:
         self.writable.register(self.wfd, select.POLLOUT)
         self.module = self.proxies[1] = RemoteModule(self, 1)  # the first handle is always the module
         hello = self._receive(f"importing {self.file} did not finish")
+        if "hung" in hello:
+            self._hung(hello["hung"], f"importing {self.file} did not finish")
         if "error" in hello:
             error = self._exception(hello["error"])
             self.close()
@@ -156,6 +160,8 @@ class Client:
             data = json.dumps(message).encode()
             self._send(len(data).to_bytes(4, "big") + data)
             reply = self._receive("your code did not answer")
+            if "hung" in reply:
+                self._hung(reply["hung"], "your code did not answer")
             if "error" in reply:
                 error = self._exception(reply["error"])
             else:
@@ -171,6 +177,15 @@ class Client:
         self._kill(reason)
         raise SandboxError(reason, kind)
 
+    def _hung(self, stopped, who):
+        """The sandbox stopped the learner's code at its time limit: a hang, with where it was."""
+        frames = self._exception(stopped).learner_frames
+        reason = f"{who} within {self.timeout:g} s - an infinite loop?"
+        self._kill(reason)
+        error = SandboxError(reason, "hang")
+        error.learner_frames, error.limit = frames, self.timeout
+        raise error
+
     def _deadline_left(self, deadline, who):
         left = deadline - time.monotonic()
         if left <= 0:
@@ -178,7 +193,7 @@ class Client:
         return left
 
     def _send(self, data):
-        deadline, view = time.monotonic() + self.timeout, memoryview(data)
+        deadline, view = time.monotonic() + self.timeout + GRACE, memoryview(data)
         while view:
             try:
                 view = view[os.write(self.wfd, view):]
@@ -188,7 +203,7 @@ class Client:
                 self._ended()
 
     def _receive(self, who):
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.timeout + GRACE
         size = None
         while True:
             if size is None and len(self.buffer) >= 4:
@@ -224,7 +239,7 @@ class Client:
             reply = json.loads(frame)
         except (ValueError, RecursionError):
             self._fail("the sandbox's answer is not valid JSON (did your code write to the protocol pipe?)")
-        if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error"} & reply.keys()):
+        if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error", "hung"} & reply.keys()):
             self._fail("the sandbox's answer has the wrong shape")
         return reply
 

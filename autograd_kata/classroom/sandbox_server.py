@@ -9,7 +9,10 @@ Protocol: every message is a 4-byte big-endian length, then that many bytes of
 UTF-8 JSON (NaN and infinities allowed).  The first message is the server's:
 ``{"ok": <the module>}`` or ``{"error": <exception>}`` when the import failed.
 Then each request ``{"f": NAME, "a": [args], "k": {kwargs}}`` gets one reply,
-``{"ok": value}`` or ``{"error": {"type", "builtin", "args", "message", "frames"}}``.
+``{"ok": value}`` or ``{"error": {"type", "builtin", "args", "message", "frames"}}``,
+or ``{"hung": <the same>}`` when the answer took longer than the server's time limit
+(its optional third argument, seconds): the learner's code is stopped where it was
+looping (a SIGALRM between two bytecodes), and its frames say where.
 
 Values: None, bools, ints, floats, strings and lists are themselves; other
 things are one-key objects: ``{"T": [..]}`` tuple, ``{"S": [..]}`` set,
@@ -26,6 +29,7 @@ import importlib
 import json
 import operator
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -38,9 +42,18 @@ TAGS: dict[type, str] = {tuple: "T", set: "S", frozenset: "F"}
 CONSTANTS = {"NotImplemented": NotImplemented, "Ellipsis": Ellipsis}
 
 
+class Hung(BaseException):
+    """The time limit of one answer ran out (a BaseException: a learner's ``except Exception``
+    in the loop does not catch it)."""
+
+
+def _hung(signum, frame):
+    raise Hung("the time limit ran out")
+
+
 class Server:
-    def __init__(self, folder, name):
-        self.folder, self.name = folder, name
+    def __init__(self, folder, name, limit=None):
+        self.folder, self.name, self.limit = folder, name, limit
         self.file = os.path.realpath(os.path.join(folder, *name.split("."))) + ".py"
         self.objects = [None]  # handle n -> object; holding them keeps every id() unique
         self.handles = {}      # id(object) -> handle
@@ -109,12 +122,25 @@ class Server:
         exec(compile(text, f"<judge: {name}>", "exec"), namespace)
         return namespace[name](self.module, *args)
 
+    def limited(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)``, stopped by ``Hung`` once it has run ``self.limit`` seconds."""
+        if not self.limit:
+            return function(*args, **kwargs)
+        signal.signal(signal.SIGALRM, _hung)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, self.limit)
+            return function(*args, **kwargs)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
     def answer(self, request):
         try:
             function: Any = self.functions[request["f"]]
             args = [self.decode(a) for a in request["a"]]
             kwargs = {k: self.decode(v) for k, v in request["k"].items()}
-            return {"ok": self.encode(function(*args, **kwargs))}
+            return {"ok": self.encode(self.limited(function, *args, **kwargs))}
+        except Hung as error:
+            return {"hung": self.describe(error)}
         except BaseException as error:  # noqa: BLE001 - sys.exit() too is an answer
             return {"error": self.describe(error)}
 
@@ -122,12 +148,14 @@ class Server:
         sys.dont_write_bytecode = True  # the folder may be read-only; leave nothing behind
         sys.path.insert(0, self.folder)
         try:
-            self.module = importlib.import_module(self.name)
+            self.module = self.limited(importlib.import_module, self.name)
             hello = {"ok": self.encode(self.module)}
+        except Hung as error:
+            hello = {"hung": self.describe(error)}
         except BaseException as error:  # noqa: BLE001 - reported as data, with file and line
             hello = {"error": self.describe(error)}
         write(hello)
-        if "error" in hello:
+        if "ok" not in hello:
             return
         while True:
             request = read()
@@ -191,8 +219,9 @@ def pipes():
 
 def main(argv):
     folder, name = argv[1], argv[2]
+    limit = float(argv[3]) if len(argv) > 3 else None
     read, write = pipes()
-    Server(folder, name).serve(read, write)
+    Server(folder, name, limit).serve(read, write)
     os._exit(0)  # no atexit handler of the learner's runs after the last answer
 
 

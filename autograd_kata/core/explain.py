@@ -25,7 +25,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import joined, t
 
 # A stub's NotImplementedError, written in English in the learner's file.
 STUB = re.compile(r"stage (\d+): write (\S+) \(kata hint \1\)")
@@ -117,28 +117,38 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
     return ""
 
 
+def _head(error: BaseException, limit: int = 300) -> str:
+    """"crashed: TypeError: ...", its first ``limit`` characters and "..." when longer."""
+    kind, said = type(error).__name__, str(error).strip()  # Python's own words: shown as they are
+    head = joined([t("crash.prefix"), t("crash.head", type=kind, said=said) if said else kind])
+    if len(head) <= limit:
+        return head
+    cut = head[:limit] + "..."
+    # as data where the cut falls in Python's words and the line still ends with them (English)
+    keep = limit - len(t("crash.prefix") + t("crash.head", type=kind, said=""))
+    shorter = joined([t("crash.prefix"), t("crash.head", type=kind, said=said[:max(keep, 0)] + "...")])
+    return shorter if shorter == cut else cut
+
+
 def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "") -> str:
-    """The message for an unexpected exception while testing ``module_file``."""
+    """The message for an unexpected exception while testing ``module_file``: data
+    (``i18n.joined``) that any language can say again."""
     frames = frames_in(error, module_file)
-    said = str(error).strip()  # Python's own words: shown as they are, quoted where the language wants
-    head = t("crash.prefix") + (t("crash.head", type=type(error).__name__, said=said) if said else type(error).__name__)
-    if len(head) > 300:
-        head = head[:300] + "..."
-    lines = [head]
+    lines = [_head(error)]
     if frames:
         lines.append(t("crash.at", where=_where(frames[-1])))
     elif test_place:
         lines.append(t("crash.in_test", place=test_place))
     said = advice(error, frames, _source(root, module_file), module_file)
     if said:
-        lines.append(f"  {said}")
+        lines.append(joined(["  ", said]))
     lines.append(f"  -> kata hint {stage}")
-    return "\n".join(lines)
+    return joined(lines, "\n")
 
 
 def hang(error: BaseException, module_file: str, limit: float, stage: int) -> str:
-    """The message for a test that ran past its time limit."""
+    """The message for a test that ran past its time limit (data, as ``crash``'s)."""
     frames = frames_in(error, module_file)
     where = (t("hang.at", where=_where(frames[-1])) if frames
              else t("hang.nowhere", file=module_file))
-    return t("hang.prefix") + t("hang.message", limit=f"{limit:g}", where=where, n=stage)
+    return joined([t("hang.prefix"), t("hang.message", limit=f"{limit:g}", where=where, n=stage)])

@@ -363,6 +363,8 @@ class Text(str):
     def load(cls, data, lang: str) -> str:
         """The text of ``data()``'s form in ``lang``; ValueError if it is not that form
         or names a message the catalogue does not have."""
+        if isinstance(data, dict) and data.keys() == {"join"} and isinstance(data["join"], list):
+            return "".join(part if isinstance(part, str) else cls.load(part, lang) for part in data["join"])
         if not (isinstance(data, dict) and isinstance(data.get("id"), str) and isinstance(data.get("args"), dict)):
             raise ValueError(f"not a message: {data!r}"[:200])
         args = {k: cls.load(v, lang) if isinstance(v, dict) else v for k, v in data["args"].items()}
@@ -370,6 +372,37 @@ class Text(str):
             return t_in(lang, data["id"], **args)
         except (UnknownMessage, KeyError, IndexError, TypeError, ValueError) as error:
             raise ValueError(f"message {data['id']!r} cannot be said: {error}") from None
+
+
+class Joined(Text):
+    """Messages and plain pieces (indentation, a line break, a command, Python's own words)
+    put end to end, still data: a composite message (a crash, a hang) said again in any
+    language, part by part.  ``data()`` is ``{"join": [part, ...]}``: a piece as it is, a
+    message in its own form.  Made by ``joined``."""
+
+    parts: tuple
+
+    def __new__(cls, parts):
+        text = str.__new__(cls, "".join(parts))
+        text.msgid, text.fields, text.parts = "", {}, tuple(parts)
+        return text
+
+    def render(self, lang: str) -> str:
+        return "".join(p.render(lang) if isinstance(p, Text) else p for p in self.parts)
+
+    def ids(self) -> set[str]:
+        return set().union(*(p.ids() for p in self.parts if isinstance(p, Text)))
+
+    def data(self) -> dict:
+        return {"join": [p.data() if isinstance(p, Text) else str(p) for p in self.parts]}
+
+
+def joined(parts, sep: str = "") -> str:
+    """``sep.join(parts)`` that keeps what it is made of (``Joined``): each part a message
+    (``t``'s ``Text``) or a plain piece."""
+    parts = [str(p) if not isinstance(p, Text) else p for p in parts]
+    spaced = [piece for i, p in enumerate(parts) for piece in ((sep, p) if i and sep else (p,))]
+    return Joined(spaced)
 
 
 def t(msgid: str, **fields) -> str:

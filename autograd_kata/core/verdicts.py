@@ -24,7 +24,7 @@ import traceback
 import pytest
 
 from autograd_kata.core import explain
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import Text, joined, t
 from autograd_kata.core.manifest import stage_of_module
 from autograd_kata.core.results import record_kind, record_said
 
@@ -94,7 +94,7 @@ def pytest_runtest_setup(item):
     SAID.clear()
     hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
     if hung:
-        pytest.skip(t("check.not_run.prefix") + t("check.not_run", n=stage.number, test=hung))
+        pytest.skip(_not_run(stage.number, hung))
 
 
 def _lineless_frames_dropped(excinfo) -> None:
@@ -121,42 +121,73 @@ def pytest_runtest_makereport(item, call):
     _lineless_frames_dropped(call.excinfo)
     report = yield
     not_run = t("check.not_run.prefix")
+    stage = _stage_of(item)
     if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
         path, line, text = report.longrepr
         report.longrepr = (path, line, text[text.index(not_run):])
         record_kind(report, "not run")
+        hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
+        said = _not_run(stage.number, hung) if hung else ""
+        if said == report.longrepr[2]:
+            record_said(report, [said], [])
         return report
     if not report.failed:
         return report
     record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
+    named = mistakes_named(SAID, stage) if SAID else []
     if SAID:
-        record_said(report, list(SAID), mistakes_named(SAID, _stage_of(item)))
+        record_said(report, list(SAID), named)
+    said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
+    if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
+        record_said(report, [said], named)
+    return report
+
+
+def _not_run(number: int, hung: str) -> str:
+    return joined([t("check.not_run.prefix"), t("check.not_run", n=number, test=hung)])
+
+
+def _explained(item, report, error, stage):
+    """Put the teaching message in ``report`` (a one-line failure, a crash, a hang...);
+    return it when it replaced pytest's own."""
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
-    error = call.excinfo.value if call.excinfo else None
-    stage = _stage_of(item)
+    said = None
     if checks:  # pytest-check's soft failures: every wrong gradient, one line each
         report.longrepr = "\n".join(checks)
     elif isinstance(error, NotImplementedError) and str(error).startswith("stage "):
-        report.longrepr = t("check.unwritten.prefix") + explain.stub_said(error)
+        said = joined([t("check.unwritten.prefix"), explain.stub_said(error)])
+    elif stage is not None and _sandbox_hang(error):  # the sandbox stopped the loop and said where
+        said = explain.hang(error, _module_file(item, stage), error.limit, stage.number)
+        item.config.stash[HUNG].setdefault(stage.number, item.name)
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
+        said = error.args[0] if error.args and error.args[0] == report.longrepr else None
     elif stage is None or error is None:
         pass
     elif _is_timeout(error):
-        said = str(error)[len("Timeout (>"):].split("s)", 1)[0]
+        limit_said = str(error)[len("Timeout (>"):].split("s)", 1)[0]
         try:
-            limit = float(said)
+            limit = float(limit_said)
         except ValueError:
             limit = float("nan")
-        report.longrepr = explain.hang(error, _module_file(item, stage), limit, stage.number)
+        said = explain.hang(error, _module_file(item, stage), limit, stage.number)
         item.config.stash[HUNG].setdefault(stage.number, item.name)
     elif not isinstance(error, (AssertionError, pytest.fail.Exception, pytest.skip.Exception)):
-        report.longrepr = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
-                                        _test_place(error))
+        said = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
+                             _test_place(error))
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)  # type: ignore[union-attr]
-    return report
+    if said is not None:
+        report.longrepr = str(said)
+    return said
+
+
+def _sandbox_hang(error) -> bool:
+    """A hang that the grading sandbox stopped itself, knowing where the learner's code was."""
+    return (bool(sandbox_errors()) and isinstance(error, sandbox_errors()) and error.kind == "hang"
+            and bool(getattr(error, "learner_frames", None))
+            and isinstance(getattr(error, "limit", None), (int, float)))
 
 
 def mistakes_named(said, stage) -> list[str]:
