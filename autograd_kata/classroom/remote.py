@@ -55,11 +55,12 @@ BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
 class SandboxError(BaseException):
     """The sandbox hung, died or broke the protocol.  A BaseException, so no
     ``except Exception`` in a test can take it for an error of the learner's code.
-    ``kind`` (``results.KINDS``): "hang", "crash", or "not run" once it was stopped earlier."""
+    ``kind`` (``results.KINDS``): "hang", "crash", or "not run" once it was stopped earlier.
+    A hang that the sandbox stopped itself carries where (``learner_frames``) and its ``limit``."""
 
-    def __init__(self, message, kind="crash"):
+    def __init__(self, message, kind="crash", learner_frames=(), limit=None):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.learner_frames, self.limit = kind, list(learner_frames), limit
 
 
 class RemoteError(Exception):
@@ -182,9 +183,7 @@ class Client:
         frames = self._exception(stopped).learner_frames
         reason = f"{who} within {self.timeout:g} s - an infinite loop?"
         self._kill(reason)
-        error = SandboxError(reason, "hang")
-        error.learner_frames, error.limit = frames, self.timeout
-        raise error
+        raise SandboxError(reason, "hang", frames, self.timeout)
 
     def _deadline_left(self, deadline, who):
         left = deadline - time.monotonic()

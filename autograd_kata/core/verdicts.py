@@ -162,7 +162,8 @@ def _explained(item, report, error, stage):
         item.config.stash[HUNG].setdefault(stage.number, item.name)
     elif isinstance(error, (ModuleBroken, RuleBroken, *sandbox_errors())):
         report.longrepr = str(error)
-        said = error.args[0] if error.args and error.args[0] == report.longrepr else None
+        said = next(iter(getattr(error, "args", ())), None)
+        said = said if said == report.longrepr else None
     elif stage is None or error is None:
         pass
     elif _is_timeout(error):
@@ -186,8 +187,7 @@ def _explained(item, report, error, stage):
 def _sandbox_hang(error) -> bool:
     """A hang that the grading sandbox stopped itself, knowing where the learner's code was."""
     return (bool(sandbox_errors()) and isinstance(error, sandbox_errors()) and error.kind == "hang"
-            and bool(getattr(error, "learner_frames", None))
-            and isinstance(getattr(error, "limit", None), (int, float)))
+            and bool(error.learner_frames) and isinstance(error.limit, (int, float)))
 
 
 def mistakes_named(said, stage) -> list[str]:
