@@ -737,6 +737,7 @@ def test_gradings_at_once_each_get_their_own_scores_and_a_hang_costs_only_its_st
     assert scores["mixed"]["score"] == 100 - by[3]["points"] - by[5]["points"], \
         {n: g["reason"][:200] for n, g in by.items() if g["reason"]}
     assert by[3]["score"] == 0 and by[5]["score"] == 0
-    assert "SyntaxError" in by[3]["tests"][0]["message"] and "did not answer within" in by[5]["reason"]
+    assert "SyntaxError" in by[3]["tests"][0]["message"] and "hung: " in by[5]["reason"]
+    assert "your code was at exercises/stage05_backward.py:" in by[5]["reason"], by[5]["reason"]
     assert all(json.loads((tmp_path / f"{n}.json").read_text())["isolation"] == FOUND.line for n in results)
     assert not sandboxes_alive()

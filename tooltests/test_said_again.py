@@ -1,0 +1,133 @@
+"""A graded crash and a graded hang, said again in Japanese from their data (issue 17).
+
+The judge speaks English and keeps every failure's message as catalogue data
+(``"said"``: ids and fields, ``i18n.joined`` for a message of several parts);
+``kata grade --lang ja`` says it again in Japanese (``report.in_language``).
+Checked here on a submission whose stage 2 crashes in the learner's line and
+whose stage 5 loops for ever:
+
+* every failing test's data, said in English, is exactly the judge's message
+  (nothing is parsed from prose, and nothing is lost on the way);
+* said in Japanese, no English phrase of its catalogue messages is left;
+* the hang names the learner's file:line in the stage's reason, as ``kata check`` does.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from autograd_kata.classroom.grade import grade
+from autograd_kata.classroom.report import in_language
+from autograd_kata.core.i18n import Text, raw
+from autograd_kata.core.manifest import STAGES, stage
+from kit import ROOT, reference
+
+pytestmark = pytest.mark.timeout(240)
+
+CRASH = ("Value(self.data + other.data,", "Value(self.data + other.dat,")  # stage 2: an AttributeError
+LOOP = ("    def backward(self", "    def backward(self, *_, **__):\n        while True:\n            pass\n\n"
+        "    def _old(self")  # stage 5: backward() never returns
+
+
+def changed(number: int, old: str, new: str) -> str:
+    text = reference(number)
+    assert text.count(old) == 1, f"{old!r} is not found exactly once in stage {number}'s reference"
+    return text.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def submission(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("student")
+    for s in STAGES:
+        path = folder / s.source("exercises")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(reference(s.number), encoding="utf-8")
+    (folder / stage(2).source("exercises")).write_text(changed(2, *CRASH), encoding="utf-8")
+    (folder / stage(5).source("exercises")).write_text(changed(5, *LOOP), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(submission):
+    return grade(submission, ROOT, stages=[stage(2), stage(5)])
+
+
+def ids(data) -> set[str]:
+    """The catalogue ids a message's data is made of."""
+    if "join" in data:
+        return set().union(*(ids(part) for part in data["join"] if isinstance(part, dict)))
+    return {data["id"]}.union(*(ids(v) for v in data["args"].values() if isinstance(v, dict)))
+
+
+def values(data) -> list[str]:
+    """The fields' own words (a test's name, Python's message, the learner's line)."""
+    if "join" in data:
+        return [v for part in data["join"] if isinstance(part, dict) for v in values(part)]
+    return [x for v in data["args"].values() for x in (values(v) if isinstance(v, dict) else [str(v)])]
+
+
+def english_left(said: list, japanese: str) -> list[str]:
+    """The English phrases (a stretch of a message without fields, with a word in it) of
+    ``said``'s catalogue messages that are in ``japanese`` outside its fields' own words,
+    and in none of their Japanese texts."""
+    used = set().union(*map(ids, said))
+    for value in sorted({v for d in said for v in values(d)}, key=len, reverse=True):
+        japanese = japanese.replace(value, "\0")
+    theirs = "".join(raw(i, "ja", n=1) for i in used)
+    phrases = {p.strip() for i in used for p in re.split(r"\{[^}]*\}", raw(i, "en", n=1))}
+    return sorted(p for p in phrases if re.search(r"[A-Za-z]{3,}", p) and p in japanese and p not in theirs)
+
+
+def failing(report, number):
+    g = next(g for g in report.stages if g.stage.number == number)
+    bad = [t for t in g.tests if t.status != "passed"]
+    assert bad, f"stage {number} passed: the submission's change did not break it"
+    return g, bad
+
+
+@pytest.mark.parametrize("number,kinds", [(2, {"crash"}), (5, {"hang", "not run"})])
+def test_each_failure_is_data_that_says_the_judges_message_again_exactly(report, number, kinds):
+    _, bad = failing(report, number)
+    assert {t.kind for t in bad} == kinds, [(t.short, t.kind) for t in bad]
+    for t in bad:
+        assert t.said, f"{t.short}: its message is not kept as data:\n{t.message}"
+        again = "\n".join(Text.load(d, "en") for d in t.said)
+        assert again == t.message, f"{t.short}: said again in English it differs:\n{again}\n---\n{t.message}"
+
+
+@pytest.mark.parametrize("number", [2, 5])
+def test_said_in_japanese_no_english_of_the_catalogue_is_left(report, number):
+    g, bad = failing(report, number)
+    said = next(s for s in in_language(report, "ja").stages if s.stage.number == number)
+    for t, ja in zip(bad, [t for t in said.tests if t.status != "passed"], strict=True):
+        assert ja.message != t.message, f"{t.short} is still said in English:\n{ja.message}"
+        left = english_left(t.said, ja.message)
+        assert not left, f"{t.short}: English left in Japanese {left}:\n{ja.message}"
+    assert said.reason != g.reason and not english_left(bad[0].said, said.reason), said.reason
+
+
+def test_a_graded_hang_names_the_learners_line_in_its_reason(report):
+    g, (hung, *rest) = failing(report, 5)
+    lines = changed(5, *LOOP).splitlines()
+    at = next(i for i, line in enumerate(lines, 1) if line == "        while True:")
+    where = (f"exercises/stage05_backward.py:{at}: while True:", f"exercises/stage05_backward.py:{at + 1}: pass")
+    assert hung.kind == "hang" and any(w in hung.message for w in where), hung.message
+    assert any(w in g.reason.splitlines()[0] for w in where), f"the reason does not say where:\n{g.reason}"
+    assert rest and {t.status for t in rest} == {"skipped"}, [(t.short, t.status) for t in rest]
+
+
+def test_kata_grade_in_japanese_says_the_crash_and_the_hang_in_japanese(submission):
+    done = subprocess.run([sys.executable, "-m", "autograd_kata", "grade", "--submission", str(submission),
+                           "--stage", "2", "--stage", "5", "--lang", "ja"], cwd=ROOT,
+                          capture_output=True, text=True, encoding="utf-8", timeout=300, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    reasons = [line for line in done.stdout.splitlines() if line.lstrip().startswith("->")]
+    assert len(reasons) == 2, done.stdout
+    for msgid, reason in zip(("crash.prefix", "hang.prefix"), reasons, strict=True):
+        assert raw(msgid, "ja") in reason and raw(msgid, "en") not in reason, done.stdout
+    assert "exercises/stage05_backward.py:" in reasons[1], done.stdout
+    for english in ("tests did not pass", "the test ran past its", "crashed: ", "hung: "):
+        assert english not in done.stdout, f"English left ({english!r}):\n{done.stdout}"
