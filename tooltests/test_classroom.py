@@ -254,13 +254,6 @@ def test_stages_run_as_parallel_as_the_cpus_this_process_may_use():
     assert jobs_default() == len(os.sched_getaffinity(0))
 
 
-def test_the_class_phrases_are_the_catalogues():
-    """classroom may not import maintainer, so it keeps the phrases; they must not drift."""
-    from autograd_kata.core.mistakes import PHRASES
-    from autograd_kata.maintainer.mistakes import MISTAKES
-    assert {(s, p) for s, p, _ in PHRASES} == {(m.stage, m.phrase) for m in MISTAKES}
-
-
 def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
     klass = tmp_path / "class"
     submission(klass / "ada")

@@ -7,10 +7,11 @@ phrase of a failing test's stage in its messages as said in English (they are
 label id into the results file (``"mistake"``); ``kata check`` shows a failure
 that names a mistake before a crash, and ``kata grade --class`` (its summary,
 ``classroom/class_outputs.py``) names, per stage, the students whose failures name
-each one.  The phrases are the test messages' own words for a classic mistake (the
-maintainers' catalogue, ``maintainer/mistakes.py``, holds the same phrases with the
-code that makes each mistake; ``tooltests/test_classroom.py`` fails when the two lists
-drift apart).
+each one.  The phrases are the test messages' own words for a classic mistake.  This is
+the one table of them: the maintainers' catalogue (``maintainer/mistakes.py``: the code
+that makes each mistake, shipped with the sources only) names its rows by id and reads
+their stage and phrase here (``named``); ``tooltests/test_mistake_table.py`` checks that
+every row has its label in every language and its mistake made in that catalogue.
 
 Each phrase has a label, ``mistake.<id>`` in ``locales/*.po``: what a student
 whose failure says that phrase has done, true of **every** way to get that
@@ -80,6 +81,14 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (8, 'uphill', 'climbs'),
     (8, 'store loss.data (a float)', 'keeps-loss-value'),
 )
+
+
+def named(ident: str) -> tuple[int, str]:
+    """The stage and the phrase of the table's mistake ``ident`` (``mistake.<ident>``'s id)."""
+    found = [(s, p) for s, p, i in PHRASES if i == ident]
+    if len(found) != 1:
+        raise LookupError(f"{'no' if not found else len(found)} mistakes with the id {ident!r} in core/mistakes.py")
+    return found[0]
 
 
 def label(stage: int, phrase: str, lang: str = "en") -> str:
