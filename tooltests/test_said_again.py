@@ -21,7 +21,7 @@ import pytest
 
 from autograd_kata.classroom.grade import grade
 from autograd_kata.classroom.report import in_language
-from autograd_kata.core.i18n import Text, raw
+from autograd_kata.core.i18n import Text, joined, raw, t_in
 from autograd_kata.core.manifest import STAGES, stage
 from kit import ROOT, reference
 
@@ -131,3 +131,22 @@ def test_kata_grade_in_japanese_says_the_crash_and_the_hang_in_japanese(submissi
     assert "exercises/stage05_backward.py:" in reasons[1], done.stdout
     for english in ("tests did not pass", "the test ran past its", "crashed: ", "hung: "):
         assert english not in done.stdout, f"English left ({english!r}):\n{done.stdout}"
+
+
+def test_a_joined_message_is_data_that_each_language_says_part_by_part():
+    head = t_in("en", "crash.head", type="TypeError", said="bad operand")
+    line = joined([t_in("en", "crash.prefix"), head])
+    message = joined([line, t_in("en", "crash.none_called"), "  -> kata hint 2"], "\n")
+    assert message == f"crashed: TypeError: bad operand\n{raw('crash.none_called', 'en')}\n  -> kata hint 2"
+    data = message.data()
+    assert data["join"][1] == "\n" and data["join"][-1] == "  -> kata hint 2", data
+    assert Text.load(data, "en") == message and message.ids() == {"crash.prefix", "crash.head", "crash.none_called"}
+    ja = Text.load(data, "ja")
+    assert ja == message.render("ja") and raw("crash.prefix", "ja") in ja and "crashed" not in ja, ja
+    # a joined message in a field of another nests, and is said again inside it
+    hang = t_in("en", "hang.message", limit="2", where=joined(["<", t_in("en", "crash.some_function"), ">"]), n=5)
+    assert Text.load(hang.data(), "ja") == hang.render("ja") and "<" + raw("crash.some_function", "ja") + ">" in \
+        Text.load(hang.data(), "ja")
+    for bad in ({"join": [3]}, {"join": "x"}, {"join": [{"id": "no.such.id", "args": {}}]}):
+        with pytest.raises(ValueError):
+            Text.load(bad, "en")

@@ -117,7 +117,8 @@ class Recorder:
         for entry in self.tests.values():
             if not entry.pop("called") and entry["outcome"] == "passed":
                 from autograd_kata.core.i18n import t
-                entry.update(outcome="error", kind="other", message=t("results.never_finished"))
+                said = t("results.never_finished")
+                entry.update(outcome="error", kind="other", message=said, said=[said.data()])
         data = {"version": 1, "exitstatus": int(exitstatus), "collected": self.collected,
                 "tests": list(self.tests.values())}
         tmp = self.path.with_name(self.path.name + ".tmp")
