@@ -303,11 +303,23 @@ def argparse_in_language():
     saved = [getattr(owner, name) for name in names]
     for name, bridge in zip(names, (argparse_word, argparse_counted), strict=True):
         setattr(owner, name, bridge)
+    said = argparse.ArgumentError.__str__
+    if "_" not in said.__code__.co_names:  # 3.10's: "argument %(argument_name)s: ..." without gettext
+        argparse.ArgumentError.__str__ = _argument_error  # type: ignore[method-assign]
     try:
         yield
     finally:
         for name, value in zip(names, saved, strict=True):
             setattr(owner, name, value)
+        argparse.ArgumentError.__str__ = said  # type: ignore[method-assign]
+
+
+def _argument_error(error) -> str:
+    """``str()`` of an ``argparse.ArgumentError`` as Python 3.11 and later say it: through gettext."""
+    if error.argument_name is None:
+        return error.message
+    return argparse_word("argument %(argument_name)s: %(message)s") % {
+        "message": error.message, "argument_name": error.argument_name}
 
 
 class HelpFormatter(argparse.HelpFormatter):

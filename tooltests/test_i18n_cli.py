@@ -387,6 +387,28 @@ def test_the_bridge_reaches_an_argparse_that_imports_gettext_lazily(monkeypatch)
     assert argparse._ is before[0]
 
 
+def test_the_bridge_says_an_argument_error_of_an_argparse_that_words_it_without_gettext(monkeypatch):
+    """Python 3.10's ArgumentError formats "argument %(argument_name)s: %(message)s" itself, never
+    asking gettext: the bridge words it through the catalogue there too, and puts it back after."""
+    def as_310(self):
+        if self.argument_name is None:
+            return self.message
+        return f"argument {self.argument_name}: {self.message}"
+
+    monkeypatch.setattr(argparse.ArgumentError, "__str__", as_310)
+    error = argparse.ArgumentError(argparse.Action(["--level"], "level"), "9?")
+    os.environ["KATA_LANG"] = "ja"
+    i18n.reset()
+    try:
+        with cli.argparse_in_language():
+            said = str(error)
+    finally:
+        os.environ.pop("KATA_LANG", None)
+        i18n.reset()
+    assert said == i18n.t_in("ja", "argparse.argument", argument_name="--level", message="9?"), said
+    assert str(error) == "argument --level: 9?" and argparse.ArgumentError.__str__ is as_310
+
+
 # argparse's texts that only a programmer's mistake in cli.py can show, and one without words
 ARGPARSE_PROGRAMMERS = {"%(heading)s:",
     ".__call__() not defined", "conflicting subparser: %s", "conflicting subparser alias: %s",
@@ -398,6 +420,9 @@ ARGPARSE_PROGRAMMERS = {"%(heading)s:",
     "conflicting option string: %s", "argument group must have a title", "mutually exclusive groups cannot be nested",
     "option %(option)s is deprecated", "argument %(argument_name)s is deprecated",
     "command %(parser_name)r is deprecated",
+    # Python 3.13.0's wording of the same (kata deprecates nothing)
+    "option '%(option)s' is deprecated", "argument '%(argument_name)s' is deprecated",
+    "command '%(parser_name)s' is deprecated",
 }
 
 

@@ -116,9 +116,10 @@ class Recorder:
     def pytest_sessionfinish(self, session, exitstatus):
         for entry in self.tests.values():
             if not entry.pop("called") and entry["outcome"] == "passed":
-                from autograd_kata.core.i18n import t
+                from autograd_kata.core.i18n import Text, t
                 said = t("results.never_finished")
-                entry.update(outcome="error", kind="other", message=said, said=[said.data()])
+                entry.update(outcome="error", kind="other", message=said,
+                             said=[said.data()] if isinstance(said, Text) else [])
         data = {"version": 1, "exitstatus": int(exitstatus), "collected": self.collected,
                 "tests": list(self.tests.values())}
         tmp = self.path.with_name(self.path.name + ".tmp")
