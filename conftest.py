@@ -158,7 +158,8 @@ def remote_engine(config, name):
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
         except remote.SandboxError as error:  # it hung or died while importing: a hang or a crash, as it says
-            sandboxes[name] = ModuleBroken(str(error))  # an Exception: a fixture may not raise a BaseException
+            # an Exception: a fixture may not raise a BaseException (its message kept as data)
+            sandboxes[name] = ModuleBroken(next(iter(error.args), str(error)))
             sandboxes[name].kind = error.kind
     found = sandboxes[name]
     if isinstance(found, BaseException):

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from autograd_kata.classroom import sandbox_server as server
+from autograd_kata.core.i18n import t
 
 SERVER_SOURCE = Path(server.__file__).read_text(encoding="utf-8")
 CALL_TIMEOUT = 6.0  # seconds per request; below pytest-timeout's 10 s, so our reason is the one shown
@@ -50,6 +51,10 @@ SCALARS = server.SCALARS
 CONSTANTS = server.CONSTANTS
 BUILTIN_ERRORS = {name: kind for name, kind in vars(builtins).items()
                   if isinstance(kind, type) and issubclass(kind, Exception)}
+
+
+# what a hang did not finish in time: an answer (or the import, ("sandbox.import_hung", {"file": ...}))
+ANSWERING: tuple[str, dict] = ("sandbox.no_answer", {})
 
 
 class SandboxError(BaseException):
@@ -138,9 +143,10 @@ class Client:
         self.readable.register(self.rfd, select.POLLIN)
         self.writable.register(self.wfd, select.POLLOUT)
         self.module = self.proxies[1] = RemoteModule(self, 1)  # the first handle is always the module
-        hello = self._receive(f"importing {self.file} did not finish")
+        importing = ("sandbox.import_hung", {"file": self.file})
+        hello = self._receive(importing)
         if "hung" in hello:
-            self._hung(hello["hung"], f"importing {self.file} did not finish")
+            self._hung(hello["hung"], importing)
         if "error" in hello:
             error = self._exception(hello["error"])
             self.close()
@@ -154,15 +160,15 @@ class Client:
     def request(self, function, *args, **kwargs):
         __tracebackhide__ = True
         if self.dead:
-            raise SandboxError(f"the sandbox was stopped earlier in this stage: {self.dead}", "not run")
+            raise SandboxError(t("sandbox.stopped_earlier", reason=self.dead), "not run")
         message = {"f": function, "a": [self._encode(a) for a in args],
                    "k": {k: self._encode(v) for k, v in kwargs.items()}}
         try:
             data = json.dumps(message).encode()
             self._send(len(data).to_bytes(4, "big") + data)
-            reply = self._receive("your code did not answer")
+            reply = self._receive(ANSWERING)
             if "hung" in reply:
-                self._hung(reply["hung"], "your code did not answer")
+                self._hung(reply["hung"], ANSWERING)
             if "error" in reply:
                 error = self._exception(reply["error"])
             else:
@@ -170,7 +176,7 @@ class Client:
         except SandboxError:
             raise
         except BaseException:  # pytest-timeout's signal, Ctrl-C: the pipe is out of step, so stop
-            self._kill("the test was stopped while the sandbox was working")
+            self._kill(t("sandbox.interrupted"))
             raise
         raise error
 
@@ -178,17 +184,22 @@ class Client:
         self._kill(reason)
         raise SandboxError(reason, kind)
 
+    def _late(self, who) -> str:
+        """Why a hang stopped: ``who`` (ANSWERING, or the import's) did not finish in time."""
+        msgid, fields = who
+        return t(msgid, seconds=f"{self.timeout:g}", **fields)
+
     def _hung(self, stopped, who):
         """The sandbox stopped the learner's code at its time limit: a hang, with where it was."""
         frames = self._exception(stopped).learner_frames
-        reason = f"{who} within {self.timeout:g} s - an infinite loop?"
+        reason = self._late(who)
         self._kill(reason)
         raise SandboxError(reason, "hang", frames, self.timeout)
 
     def _deadline_left(self, deadline, who):
         left = deadline - time.monotonic()
         if left <= 0:
-            self._fail(f"{who} within {self.timeout:g} s - an infinite loop?", "hang")
+            self._fail(self._late(who), "hang")
         return left
 
     def _send(self, data):
@@ -197,7 +208,7 @@ class Client:
             try:
                 view = view[os.write(self.wfd, view):]
             except BlockingIOError:  # the pipe is full: the sandbox is not reading
-                self.writable.poll(self._deadline_left(deadline, "your code did not answer") * 1000)
+                self.writable.poll(self._deadline_left(deadline, ANSWERING) * 1000)
             except OSError:
                 self._ended()
 
@@ -226,12 +237,13 @@ class Client:
         except subprocess.TimeoutExpired:
             code = None
         if code is None:
-            how = "closed its pipe"
+            how = t("sandbox.how_closed")
         elif code < 0:
-            how = f"was killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else "was killed"
+            how = t("sandbox.how_killed_by", signal=signal.Signals(-code).name) if -code in signal.valid_signals() \
+                else t("sandbox.how_killed")
         else:
-            how = f"exited (status {code})"
-        self._fail(f"the sandbox process running your code {how} (os._exit? a crash? a resource limit?)")
+            how = t("sandbox.how_exited", code=code)
+        self._fail(t("sandbox.ended", how=how))
 
     def _reply(self, frame):
         try:
