@@ -150,3 +150,23 @@ def test_a_joined_message_is_data_that_each_language_says_part_by_part():
     for bad in ({"join": [3]}, {"join": "x"}, {"join": [{"id": "no.such.id", "args": {}}]}):
         with pytest.raises(ValueError):
             Text.load(bad, "en")
+
+
+def test_the_sandboxs_own_reasons_are_data_too(tmp_path):
+    """A sandbox that ended, or that was stopped before: its reasons come from the catalogue,
+    so a report in Japanese says them in Japanese."""
+    from autograd_kata.classroom import remote
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "toy.py").write_text("import os\n\n\ndef die():\n    os._exit(3)\n")
+    toy = remote.connect("pkg.toy", tmp_path)
+    for expected in ("sandbox.ended", "sandbox.stopped_earlier"):
+        with pytest.raises(remote.SandboxError) as raised:
+            toy.die()
+        said = raised.value.args[0]
+        assert isinstance(said, Text) and said.msgid == expected, said
+        data = said.data()
+        assert Text.load(data, "en") == str(raised.value), data
+        ja = Text.load(data, "ja")
+        assert raw("sandbox.how_exited", "ja").split("{")[0] in ja and not english_left([data], ja), ja
