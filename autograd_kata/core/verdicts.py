@@ -26,7 +26,7 @@ import pytest
 from autograd_kata.core import explain
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import stage_of_module
-from autograd_kata.core.results import record_kind, record_said
+from autograd_kata.core.results import record_kind, record_said, record_where
 
 HUNG = pytest.StashKey[dict]()  # test file's stage number -> where its first hang was
 
@@ -128,9 +128,14 @@ def pytest_runtest_makereport(item, call):
         return report
     if not report.failed:
         return report
-    record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
+    kind = kind_of(call.excinfo.value if call.excinfo else None, report)
+    record_kind(report, kind)
     if SAID:
         record_said(report, list(SAID), mistakes_named(SAID, _stage_of(item)))
+    if kind in ("crash", "hang") and call.excinfo and (stage := _stage_of(item)):
+        frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
+        if frames:  # the learner's line, as data (the message says it too, in words)
+            record_where(report, frames[-1][0], frames[-1][1])
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]
     error = call.excinfo.value if call.excinfo else None
