@@ -20,10 +20,10 @@ import yaml
 
 from autograd_kata.classroom import class_outputs, course, roster
 from autograd_kata.classroom.report import Report, StageGrade
-from autograd_kata.classroom.report import TestResult as Result
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.core.mistakes import PHRASES, label
+from autograd_kata.core.outcome import TestResult as Result
 from kit import reference, run, stub
 
 pytestmark = pytest.mark.timeout(240)

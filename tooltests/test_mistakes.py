@@ -120,7 +120,7 @@ def test_the_first_failure_shown_names_the_mistake(mistake, outcomes):
     first = ordered_failures(result)[0]
     assert mistake.phrase in first.message, (
         f"stage {mistake.stage} with the mistake {mistake.id!r} ({mistake.says}): the first failure kata check "
-        f"shows is {first.name} ({first.kind}), which does not say {mistake.phrase!r}:\n{first.message[:1500]}")
+        f"shows is {first.short} ({first.kind}), which does not say {mistake.phrase!r}:\n{first.message[:1500]}")
 
 
 #: Pairs (X, Y) where a learner with mistake X has, by the numbers, also made Y:
@@ -170,8 +170,9 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
     the planted one's makes true too). Grading through the judge is test_course.py's."""
     from autograd_kata.classroom.class_outputs import class_summary
     from autograd_kata.classroom.records import record, stubs
-    from autograd_kata.classroom.report import Report, StageGrade, TestResult
+    from autograd_kata.classroom.report import Report, StageGrade
     from autograd_kata.core.mistakes import label
+    from autograd_kata.core.outcome import TestResult
 
     if set(outcomes) != {m.id for m in MISTAKES}:
         pytest.skip("needs every mistake's run: run the whole file")

@@ -87,7 +87,7 @@ def test_a_long_message_arrives_whole(kata):
         "    from expect import RuleBroken\n"
         "    raise RuleBroken('\\n'.join(f'line {i} of the story' for i in range(60)))\n"))
     got = runner.run("solutions", [stage(1)], kata)[1]
-    story = next(t for t in got.tests if t.name == "test_a_long_story")
+    story = next(t for t in got.tests if t.short == "test_a_long_story")
     assert story.status == "failed"
     assert story.message.splitlines() == [f"line {i} of the story" for i in range(60)]
     assert got.passed == got.total - 1 and not got.ok

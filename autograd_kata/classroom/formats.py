@@ -15,8 +15,9 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from autograd_kata.classroom.report import POLICY, Report, TestResult, in_language
+from autograd_kata.classroom.report import POLICY, Report, in_language
 from autograd_kata.core.i18n import t_in
+from autograd_kata.core.outcome import TestResult
 
 FORMATS = ("text", "json", "gradescope", "junit")
 

@@ -9,52 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from autograd_kata import __version__
-from autograd_kata.core.i18n import Text, t_in
-from autograd_kata.core.kinds import KINDS, cause_first
+from autograd_kata.core.i18n import t_in
+from autograd_kata.core.kinds import cause_first
 from autograd_kata.core.manifest import Stage
-from autograd_kata.core.runner import Tally
+from autograd_kata.core.outcome import Tally, TestResult
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 # what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
 # a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
 # (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
 MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
-
-
-@dataclass
-class TestResult:
-    name: str          # pytest's node id, e.g. tests/test_stage04_tanh.py::test_x[stage04_tanh]
-    status: str        # passed, failed, error, skipped, missing (not reported)
-    message: str = ""
-    seconds: float = 0.0
-    kind: str | None = None  # what sort of failure (core/kinds.py), as the judge named it
-    said: list = field(default_factory=list)  # its messages as data (i18n.Text.data()), as the judge wrote them
-    mistakes: tuple = ()  # the classic mistakes they name (core/mistakes.py label ids)
-
-    def in_language(self, lang: str) -> TestResult:
-        """This result with its message said in ``lang``: from its messages as data, when
-        they say exactly the message the judge wrote (in English); else as it is."""
-        if lang == "en" or not self.said:
-            return self
-        try:
-            if "\n".join(Text.load(d, "en") for d in self.said) != self.message:
-                return self
-            message = "\n".join(Text.load(d, lang) for d in self.said)
-        except ValueError:
-            return self
-        return replace(self, message=message)
-
-    @property
-    def short(self) -> str:
-        return self.name.split("::", 1)[-1]
-
-    @property
-    def headline(self) -> str:
-        """The message's one line: a native traceback's is its last (the exception)."""
-        lines = [line for line in self.message.splitlines() if line.strip()]
-        if not lines:
-            return self.status
-        return lines[-1].strip() if lines[0].startswith("Traceback (most recent call last)") else lines[0]
 
 
 @dataclass
@@ -93,7 +57,8 @@ class StageGrade(Tally):
                 "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
                 "passed": self.passed, "total": self.total, "reason": self.reason, "reason_kind": self.reason_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
-                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "message": t.message,
+                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "mistakes": list(t.mistakes),
+                           "where": list(t.where) if t.where else None, "message": t.message,
                            "seconds": round(t.seconds, 3)} for t in self.tests]}
 
 
@@ -162,17 +127,11 @@ def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
         if entry is None:
             grade.tests.append(TestResult(nodeid, "missing", "not run"))
             continue
-        status = entry.get("outcome") if entry.get("outcome") in ("passed", "failed", "error", "skipped") \
-            else "missing"
-        message = _bounded(str(entry.get("message") or ""), budget)
-        budget -= len(message)
-        seconds = entry.get("duration") if isinstance(entry.get("duration"), (int, float)) else 0.0
-        kind = entry.get("kind") if entry.get("kind") in KINDS else None
-        said = entry.get("said") if isinstance(entry.get("said"), list) else []
-        mistakes = entry.get("mistakes") if isinstance(entry.get("mistakes"), list) else []
-        grade.tests.append(TestResult(nodeid, status, message, float(seconds), kind, said,
-                                      tuple(m for m in mistakes if isinstance(m, str))))
-        grade.seconds += float(seconds)
+        test = TestResult.from_entry(entry, missing="missing")
+        test.message = _bounded(test.message, budget)
+        budget -= len(test.message)
+        grade.tests.append(test)
+        grade.seconds += test.seconds
 
 
 def _bounded(message: str, budget: int) -> str:

@@ -12,19 +12,19 @@ KINDS = ("import", "unwritten", "hang", "crash", "wrong", "other", "not run")
 KIND_PROPERTY = "kata_kind"  # the key in a pytest report's user_properties
 SAID_PROPERTY = "kata_said"  # ... of the failure's messages as data (i18n.Text.data(): id and args)
 MISTAKE_PROPERTY = "kata_mistake"  # ... of the classic mistake they name (core.mistakes label id)
+WHERE_PROPERTY = "kata_where"  # ... of the learner's file and line it failed in
 
 
 def cause_first(tests) -> list:
-    """The failing ones of ``tests`` (anything with ``status``, ``kind`` and ``mistakes`` or
-    ``mistake``), the one that explains the most first: by kind, most basic first, except
-    that a wrong value naming a classic mistake comes before a crash (the mistake is what
-    the crash follows from: a step that climbs overflows later); then in the given order.
-    ``kata check`` shows the first in full, and a grade report names it."""
+    """The failing ones of ``tests`` (``outcome.TestResult``s), the one that explains
+    the most first: by kind, most basic first, except that a wrong value naming a classic
+    mistake comes before a crash (the mistake is what the crash follows from: a step that
+    climbs overflows later); then in the given order.  ``kata check`` shows the first in
+    full, and a grade report names it."""
     rank = {kind: n for n, kind in enumerate(KINDS)}
 
     def place(test) -> float:
-        named = getattr(test, "mistakes", None) or getattr(test, "mistake", None)
-        if test.kind == "wrong" and named:
+        if test.kind == "wrong" and test.mistakes:
             return rank["crash"] - 0.5
         return rank.get(test.kind, len(rank))
     failing = [(i, test) for i, test in enumerate(tests) if test.status != "passed"]

@@ -17,7 +17,7 @@ name, then a rename). Its shape::
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "said": [{"id": "expect.hint", "args": {...}}, ...] (the message as data: i18n.Text),
                 "mistakes": [...] the classic mistakes it names (core.mistakes label ids),
-                "mistake": null | the first of them,
+                "where": null | [file, line] of the learner's code it failed in (a crash, a hang),
                 "duration": 0.0012}]}
 
 A test's outcome is the worst of its phases (setup, call, teardown); "error"
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.core.kinds import KIND_PROPERTY, KINDS, MISTAKE_PROPERTY, SAID_PROPERTY
+from autograd_kata.core.kinds import KIND_PROPERTY, KINDS, MISTAKE_PROPERTY, SAID_PROPERTY, WHERE_PROPERTY
 from autograd_kata.core.manifest import stage_of_module
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -54,6 +54,12 @@ def record_said(report, said: list, mistakes: list[str]) -> None:
     report.user_properties = [p for p in report.user_properties if p[0] not in (SAID_PROPERTY, MISTAKE_PROPERTY)]
     data = [text.data() if hasattr(text, "data") else {"id": "", "args": {}, "text": str(text)} for text in said[:20]]
     report.user_properties += [(SAID_PROPERTY, data), (MISTAKE_PROPERTY, list(mistakes))]
+
+
+def record_where(report, path: str, line: int) -> None:
+    """Name the learner's line ``report``'s failure happened in (a crash, a hang), for the results file."""
+    report.user_properties = [p for p in report.user_properties if p[0] != WHERE_PROPERTY] + \
+        [(WHERE_PROPERTY, [path, int(line)])]
 
 
 MAX_MESSAGE = 4000  # characters of one test's message kept in the file (a teaching message is under 1,000)
@@ -86,8 +92,8 @@ class Recorder:
                 "kind": None,
                 "message": "",
                 "said": [],
-                "mistake": None,
                 "mistakes": [],
+                "where": None,
                 "location": [report.location[0], (report.location[1] or 0) + 1],
                 "duration": 0.0,
                 "called": False,
@@ -110,7 +116,7 @@ class Recorder:
             entry["kind"] = kinds[-1] if kinds else ("not run" if outcome == "skipped" else "other")
             props = dict(report.user_properties)
             entry["said"], entry["mistakes"] = props.get(SAID_PROPERTY, []), props.get(MISTAKE_PROPERTY) or []
-            entry["mistake"] = entry["mistakes"][0] if entry["mistakes"] else None
+            entry["where"] = props.get(WHERE_PROPERTY)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):

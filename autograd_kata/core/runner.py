@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata.core import i18n
-from autograd_kata.core.kinds import KINDS
 from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.outcome import Tally, TestResult
 
 # Plugins that change which tests run, in what order, how often or in which
 # process.  None of them is needed by the stage tests.
@@ -69,49 +69,13 @@ PLUGINS = ("check", "timeout")
 LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
 
 @dataclass
-class Outcome:
-    name: str        # e.g. test_tanh_slope_comes_from_the_output[stage04_tanh]
-    status: str      # passed, failed, error, skipped
-    message: str = ""
-    named: str | None = None  # the kind the test process named (results.KINDS)
-    mistake: str | None = None  # the classic mistake its message names (core.mistakes label id)
-
-    @property
-    def kind(self) -> str:
-        """What sort of failure this is (``results.KINDS``): as the test process named it."""
-        if self.status == "passed":
-            return "passed"
-        if self.named in KINDS:
-            return self.named
-        return "not run" if self.status == "skipped" else "other"
-
-
-class Tally:
-    """Counts over ``self.tests`` (anything with a ``status``), failing closed."""
-
-    tests: list
-
-    @property
-    def passed(self) -> int:
-        return sum(t.status == "passed" for t in self.tests)
-
-    @property
-    def total(self) -> int:
-        return len(self.tests)
-
-    @property
-    def all_passed(self) -> bool:
-        return self.total > 0 and self.passed == self.total
-
-
-@dataclass
 class StageResult(Tally):
     stage: Stage
     impl: str
-    tests: list[Outcome] = field(default_factory=list)
+    tests: list[TestResult] = field(default_factory=list)
     problem: str = ""       # why the stage could not be run at all, if so
     complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
-    problem_kind: str = ""  # "hang" when the whole run ran out of time, else ""
+    problem_kind: str = ""  # "hang" (the whole run ran out of time), "missing" (no test file) or ""
 
     @property
     def ok(self) -> bool:
@@ -119,9 +83,8 @@ class StageResult(Tally):
 
     @property
     def tests_missing(self) -> bool:
-        """The stage's test file is missing (said in any language)."""
-        return any(self.problem == i18n.t_in(lang, "runner.tests_missing", file=self.stage.test_file)
-                   for lang in i18n.languages())
+        """The stage's test file is missing."""
+        return self.problem_kind == "missing"
 
 
 def child_env(impl: str) -> dict[str, str]:
@@ -164,19 +127,10 @@ def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None
 def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[int, StageResult]:
     """One ``StageResult`` per stage from the JSON the results plugin wrote."""
     results = {s.number: StageResult(s, impl, complete=complete) for s in stages}
-    reported = 0
     for entry in data["tests"]:
-        reported += 1
-        number = entry.get("stage")
-        if number not in results:
-            continue
-        outcome = entry.get("outcome")
-        status = outcome if outcome in ("passed", "failed", "error", "skipped") else "error"
-        mistake = entry.get("mistake")
-        results[number].tests.append(Outcome(str(entry.get("name", "?")), status, str(entry.get("message", "")),
-                                             entry.get("kind") if entry.get("kind") in KINDS else None,
-                                             mistake if isinstance(mistake, str) else None))
-    collected = data.get("collected")
+        if entry.get("stage") in results:
+            results[entry["stage"]].tests.append(TestResult.from_entry(entry))
+    reported, collected = len(data["tests"]), data.get("collected")
     short = not isinstance(collected, int) or reported < collected
     for result in results.values():
         if not result.tests:
@@ -264,8 +218,8 @@ def run(impl: str = "exercises", stages=STAGES, root: Path | None = None,
         timeout: float = 300, extra=()) -> dict[int, StageResult]:
     """Run ``stages``' tests against ``impl`` in one pytest process under ``root``."""
     root = Path(root or Path.cwd()).resolve()
-    missing = {s.number: StageResult(s, impl, problem=i18n.t("runner.tests_missing", file=s.test_file))
-               for s in stages if not (root / s.test_file).is_file()}
+    missing = {s.number: StageResult(s, impl, problem=i18n.t("runner.tests_missing", file=s.test_file),
+                                     problem_kind="missing") for s in stages if not (root / s.test_file).is_file()}
     stages = [s for s in stages if s.number not in missing]
     if not stages:
         return missing

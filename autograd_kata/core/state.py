@@ -27,8 +27,8 @@ from autograd_kata.core.build import PRISTINE_DIR, pristine_path
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import Stage
 
-CACHE_VERSION = 4  # 2: results read from the JSON results channel (full messages); 3: each test's kind;
-# 4: the classic mistake each failure names
+CACHE_VERSION = 5  # 2: results read from the JSON results channel (full messages); 3: each test's kind;
+# 4: the classic mistake each failure names; 5: each test as the results file's entry (core.outcome)
 
 
 def kata_dir(root: Path) -> Path:
@@ -166,18 +166,22 @@ def cache_path(root: Path) -> Path:
 def known_results(stages, root: Path, impl: str = "exercises") -> dict:
     """The stored ``StageResult`` of each of ``stages`` whose files have not
     changed since; nothing is run (a stage not in the cache is left out)."""
-    from autograd_kata.core.runner import Outcome, StageResult
     store = load_json(cache_path(root), {})
-    found = {}
-    for s in stages:
-        entry = store.get(f"{impl}:{s.number}") if isinstance(store, dict) else None
-        if isinstance(entry, dict) and entry.get("key") == result_key(s, root, impl):
-            try:
-                found[s.number] = StageResult(s, impl, [Outcome(*t) for t in entry["tests"]],
-                                              entry.get("problem", ""))
-            except (KeyError, TypeError):
-                pass
-    return found
+    return {s.number: r for s in stages if (r := _stored(store, s, impl, result_key(s, root, impl))) is not None}
+
+
+def _stored(store, stage: Stage, impl: str, key: str):
+    """The ``StageResult`` the cache holds for ``stage`` under ``key``, or None."""
+    from autograd_kata.core.outcome import TestResult
+    from autograd_kata.core.runner import StageResult
+    entry = store.get(f"{impl}:{stage.number}") if isinstance(store, dict) else None
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return None
+    try:
+        return StageResult(stage, impl, [TestResult.from_entry(t) for t in entry["tests"]],
+                           str(entry.get("problem", "")), problem_kind=str(entry.get("problem_kind", "")))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None
 
 
 def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = False, run=None,
@@ -185,7 +189,6 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
     """Every stage's ``StageResult``, re-running (in one pytest process) only
     the stages whose files changed since their result was stored (all of them
     with ``fresh``).  ``announce(stages)`` is called before a run, if given."""
-    from autograd_kata.core.runner import Outcome, StageResult
     if run is None:
         from autograd_kata.core.runner import run
     root = Path(root)
@@ -195,15 +198,11 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
     keys = {s.number: result_key(s, root, impl) for s in stages}
     results, stale = {}, []
     for s in stages:
-        entry = store.get(f"{impl}:{s.number}")
-        if not fresh and isinstance(entry, dict) and entry.get("key") == keys[s.number]:
-            try:
-                tests = [Outcome(*t) for t in entry["tests"]]
-                results[s.number] = StageResult(s, impl, tests, entry.get("problem", ""))
-                continue
-            except (KeyError, TypeError):
-                pass
-        stale.append(s)
+        known = None if fresh else _stored(store, s, impl, keys[s.number])
+        if known is None:
+            stale.append(s)
+        else:
+            results[s.number] = known
     if stale:
         if announce:
             announce(stale)
@@ -223,8 +222,8 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
             # Re-hash after the run: a file saved during it must not get this result.
             if result_key(s, root, impl) == keys[s.number]:
                 store[f"{impl}:{s.number}"] = {
-                    "key": keys[s.number], "problem": r.problem,
-                    "tests": [[t.name, t.status, t.message, t.named, t.mistake] for t in r.tests]}
+                    "key": keys[s.number], "problem": r.problem, "problem_kind": r.problem_kind,
+                    "tests": [t.to_entry() for t in r.tests]}
         try:
             save_json(cache_path(root), store)
         except OSError:

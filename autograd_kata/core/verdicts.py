@@ -26,7 +26,7 @@ import pytest
 from autograd_kata.core import explain
 from autograd_kata.core.i18n import Text, joined, t
 from autograd_kata.core.manifest import stage_of_module
-from autograd_kata.core.results import record_kind, record_said
+from autograd_kata.core.results import record_kind, record_said, record_where
 
 HUNG = pytest.StashKey[dict]()  # test file's stage number -> where its first hang was
 
@@ -133,10 +133,15 @@ def pytest_runtest_makereport(item, call):
         return report
     if not report.failed:
         return report
-    record_kind(report, kind_of(call.excinfo.value if call.excinfo else None, report))
+    kind = kind_of(call.excinfo.value if call.excinfo else None, report)
+    record_kind(report, kind)
     named = mistakes_named(SAID, stage) if SAID else []
     if SAID:
         record_said(report, list(SAID), named)
+    if kind in ("crash", "hang") and call.excinfo and stage:
+        frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
+        if frames:  # the learner's line, as data (the message says it too, in words)
+            record_where(report, frames[-1][0], frames[-1][1])
     said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
         record_said(report, [said], named)

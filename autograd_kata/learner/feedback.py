@@ -28,8 +28,6 @@ from autograd_kata.core.term import cursor_ok, say, use_colour
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}
 
-# The order in which failures are shown (runner.Outcome.kind), most basic first.
-KIND_ORDER = KINDS
 KIND_NAMES = tuple(k for k in KINDS if k != "not run")  # named by the catalogue: check.kind.<kind>
 FIRST_LINES = 12  # lines of the first failure's message shown (its whole message, nearly always)
 
@@ -187,16 +185,16 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
         groups.setdefault(test.message, []).append(test)
     shown = list(groups.items()) if everything else list(groups.items())[:1]
     for n, (message, tests) in enumerate(shown):
-        out(style.red(f"{style.cross} {_names([short_name(test.name, s) for test in tests])}"))
+        out(style.red(f"{style.cross} {_names([short_name(test.short, s) for test in tests])}"))
         limit = None if everything else (FIRST_LINES if n == 0 else 3)
         for line in message_lines(message, limit):
             out(f"    {line}")
     if not everything:
         first_kind = failures[0].kind
         rest = [test for message, tests in list(groups.items())[1:] for test in tests]
-        same = [short_name(test.name, s) for test in rest if test.kind == first_kind]
+        same = [short_name(test.short, s) for test in rest if test.kind == first_kind]
         other = [test for test in rest if test.kind not in (first_kind, "not run")]
-        not_run = [short_name(test.name, s) for test in rest if test.kind == "not run"]
+        not_run = [short_name(test.short, s) for test in rest if test.kind == "not run"]
         if same:  # the same kind of failure after the most basic one: often its echo, not always
             kind = t(f"check.kind.{first_kind}") if first_kind in KIND_NAMES else first_kind
             out(style.dim("  " + t("check.fold_same", k=len(same), kind=kind, names=_names(same))))
@@ -204,7 +202,7 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
             kinds = t("check.kinds_sep").join(dict.fromkeys(
                 t(f"check.kind.{test.kind}") if test.kind in KIND_NAMES else test.kind for test in other))
             out(style.dim("  " + t("check.fold_other", k=len(other), kinds=kinds,
-                                   names=_names([short_name(test.name, s) for test in other]))))
+                                   names=_names([short_name(test.short, s) for test in other]))))
         if not_run:
             out(style.dim("  " + t("check.fold_not_run", k=len(not_run))))
         if rest:
