@@ -198,8 +198,11 @@ const kata = {
       return call("check", [Number(stage), lang], true);
     });
     timings.checks.push({ stage: Number(stage), ms: performance.now() - t0 });
-    if (Number(stage) === current()) show(result.text, result.passed);
-    return { passed: Boolean(result.passed), text: result.text };
+    if (Number(stage) === current()) {
+      show(result.text, result.passed);
+      editor.showLine(result.line || null);  // where the first failure stopped in the learner's code
+    }
+    return { passed: Boolean(result.passed), text: result.text, line: result.line ?? null };
   },
   async hint(stage = current()) {
     await kata.ready;
@@ -259,7 +262,8 @@ const kata = {
     return lang;
   },
   language: () => lang,
-  editor: () => editor.kind,
+  editor: () => editor.kind,  // "codemirror", or "plain" (the text box of a site built without the bundle)
+  shown: () => editor.getText(),  // what the editor shows now
   lastDownload: () => (lastDownload ? Array.from(lastDownload) : null),
 };
 window.kata = kata;
