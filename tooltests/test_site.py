@@ -190,6 +190,10 @@ def test_the_pages_workflow_builds_and_publishes_the_site():
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     runs = [step.get("run", "") for step in steps]
     assert "kata site _site --fetch" in runs
+    # the editor too: built by --fetch (npm ci, keyed by its lock), and its absence fails the build
+    node = next(step for step in steps if step.get("uses", "").startswith("actions/setup-node"))
+    assert node["with"]["cache-dependency-path"] == "autograd_kata/site/editor/package-lock.json"
+    assert any(f"test -s _site/{codemirror.SITE_FILE}" in line for line in runs[runs.index("kata site _site --fetch"):])
     assert any(step.get("uses", "").startswith("actions/upload-pages-artifact") and step["with"]["path"] == "_site"
                for step in steps)
     assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in steps)
