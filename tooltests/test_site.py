@@ -314,10 +314,11 @@ class Page:
         """Pick stage ``n`` in the page's stage list, as a learner does: its module opens in the editor."""
         from selenium.webdriver.support.ui import Select
         Select(self.driver.find_element("id", "stage")).select_by_value(str(n))
-        return self.call("(async () => { for (let i = 0; i < 100; i++) {"
+        assert self.call("(async () => { for (let i = 0; i < 100; i++) {"
                          " if (localStorage.getItem('kata:stage') === args[0]"
                          " && window.kata.shown() === await window.kata.getSource(Number(args[0]))) return true;"
-                         " await new Promise((r) => setTimeout(r, 100)); } return false; })()", str(n))
+                         " await new Promise((r) => setTimeout(r, 100)); } return false; })()", str(n)) is True, \
+            f"stage {n} did not open in the editor within 10 s"
 
     def type_at_start(self, text: str, editable: str):
         """Real key events: a click into ``editable``, Ctrl+Home, then ``text`` typed."""
