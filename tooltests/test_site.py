@@ -481,6 +481,15 @@ def test_keys_typed_into_the_editor_are_what_check_tests(page):
     assert page.call("localStorage.getItem('kata:src:1')") == "1/0\n" + reference(1), "kept for a reload"
     got = page.check(1)
     assert got["passed"] is False and "ZeroDivisionError" in got["text"], got["text"]
+    from selenium.webdriver.common.keys import Keys
+    page.call("(document.querySelector('#out').textContent = '')")
+    checks = page.call("window.kata.timings.checks.length")
+    page.driver.find_element("css selector", "#editor .cm-content").send_keys(Keys.CONTROL, Keys.ENTER)
+    shown = page.call("(async () => { for (let i = 0; i < 300 && window.kata.timings.checks.length === args[0]; i++)"
+                      " await new Promise((r) => setTimeout(r, 100));"
+                      " return document.querySelector('#out').textContent; })()", checks)
+    assert shown == got["text"], "Ctrl+Enter in the editor checks the stage"
+    assert page.call("window.kata.shown()") == "1/0\n" + reference(1), "and types no new line"
     page.set_source(1, stub(1))
 
 
