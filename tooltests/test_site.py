@@ -651,5 +651,10 @@ def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp
             assert plain.call("window.kata.getSource(1)") == "1/0\n" + reference(1)
             got = plain.check(1)
             assert got["passed"] is False and "ZeroDivisionError" in got["text"], got["text"]
+            plain.set_source(1, stub(1))  # its first failure stops at a raise NotImplementedError: marked
+            got = plain.check(1)
+            first_raise = next(i for i, text in enumerate(stub(1).splitlines(), 1) if "NotImplementedError(" in text)
+            assert got["line"] == first_raise, got
+            assert plain.call("!document.querySelector('#editor .mark').hidden") is True
     finally:
         stop()
