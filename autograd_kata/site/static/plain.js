@@ -32,9 +32,10 @@ function highlight(text) {
 
 export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code" } = {}) {
   parent.classList.add("plain");
-  parent.innerHTML = '<pre class="paint" aria-hidden="true"></pre><div class="mark" hidden></div>'
+  // the marked line first, so that the painted text and the box stand above it
+  parent.innerHTML = '<div class="mark" hidden></div><pre class="paint" aria-hidden="true"></pre>'
     + '<textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea>';
-  const [paintLayer, mark, code] = parent.children;
+  const [mark, paintLayer, code] = parent.children;
   code.setAttribute("aria-label", label);
   code.value = text;
 
