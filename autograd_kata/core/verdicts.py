@@ -132,9 +132,9 @@ def pytest_runtest_makereport(item, call):
     record_kind(report, kind)
     if SAID:
         record_said(report, list(SAID), mistakes_named(SAID, _stage_of(item)))
-    if kind in ("crash", "hang") and call.excinfo and (stage := _stage_of(item)):
+    if kind in ("crash", "hang", "unwritten") and call.excinfo and (stage := _stage_of(item)):
         frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
-        if frames:  # the learner's line, as data (the message says it too, in words)
+        if frames:  # the learner's line (a stub's raise too), as data: the message says it in words
             record_where(report, frames[-1][0], frames[-1][1])
     checks = [line[len("FAILURE: "):] for line in report.longreprtext.splitlines()
               if line.startswith("FAILURE: ")]

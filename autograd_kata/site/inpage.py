@@ -174,17 +174,20 @@ def check(number: int, lang: str | None = None) -> dict:
     the tests the page leaves out (``native_only``), if any."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import stage
+    from autograd_kata.core.state import known_results
     from autograd_kata.learner import commands
-    from autograd_kata.learner.feedback import short_name
+    from autograd_kata.learner.feedback import ordered_failures, short_name
     from autograd_kata.site import limits
     limits.LEFT_OUT.clear()
-    limits.POINTED.clear()
     code, text = command(lambda: commands.check(stage=str(number)), lang)
     if limits.LEFT_OUT:
         names = ", ".join(short_name(name, stage(number)) for name in limits.LEFT_OUT)
         text += "\n" + t("site.not_here", names=names, stage=number)
-    mine = stage(number).source("exercises")
-    line = next((at for file, at in limits.POINTED if file == mine), None)
+    # the failure the text shows first, from the run's results (the cache it just wrote)
+    result = known_results([stage(number)], ROOT).get(number)
+    first = ordered_failures(result)[:1] if result is not None else []
+    where = first[0].where if first else None
+    line = where[1] if where and where[0] == stage(number).source("exercises") else None
     return {"passed": code == 0, "text": text, "line": line}
 
 

@@ -31,7 +31,6 @@ import contextlib
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
 
 import pytest
@@ -211,29 +210,3 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=out)
         items[:] = [item for item in items if item not in out]
 
-
-# --- the learner's line, for the page's editor ------------------------------------
-
-POINTED: list[tuple[str, int]] = []  # the first failing test's last line in exercises/: (file, line), if any
-_FAILED = pytest.StashKey[bool]()
-
-
-def pytest_sessionstart(session):
-    POINTED.clear()
-
-
-def pytest_runtest_makereport(item, call):
-    """Where the session's first failure stopped in the learner's code (a hang's
-    loop, a crash's line), as data: the page marks that line in its editor.  A
-    failure that stopped outside ``exercises/`` (a wrong value, seen by the test)
-    points nowhere, and so do the ones after it."""
-    if call.excinfo is None or call.excinfo.errisinstance(pytest.skip.Exception):
-        return
-    if item.config.stash.get(_FAILED, False):
-        return
-    item.config.stash[_FAILED] = True
-    folder = os.path.join(str(item.config.rootpath), "exercises") + "/"
-    for frame in reversed(traceback.extract_tb(call.excinfo.value.__traceback__)):
-        if frame.filename.startswith(folder) and frame.lineno:
-            POINTED.append((f"exercises/{frame.filename[len(folder):]}", frame.lineno))
-            return
