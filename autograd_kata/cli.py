@@ -119,6 +119,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("folder", metavar="DIR", help="help.site.folder"),
         arg("--pyodide", metavar="PATH", help="help.site.pyodide"),
         arg("--wheels", metavar="DIR", help="help.site.wheels"),
+        arg("--codemirror", dest="codemirror_bundle", metavar="PATH", help="help.site.codemirror"),
         arg("--fetch", dest="fetch_deps", action="store_true", help="help.site.fetch"))),
     Command("grade", "instructors", f"{CLASSROOM}:grade", (
         arg("--submission", metavar="DIR", help="help.grade.submission"),

@@ -120,6 +120,9 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     with zipfile.ZipFile(wheel) as whl:
         inside = set(whl.namelist())
     assert "autograd_kata/classroom/templates/verify_release.py.tmpl" in inside
+    # what `kata site --fetch` builds the page's editor from, for an instructor who installed the wheel
+    from autograd_kata.site.codemirror import PROJECT
+    assert {f"autograd_kata/site/editor/{name}" for name in PROJECT} <= inside
     assert any(n.endswith("licenses/LICENSE") for n in inside), sorted(inside)[-5:]
     assert not [n for n in inside if n.startswith(("tests/", "solutions/", "exercises/", "reference/"))]
     assert wheel.name.startswith(f"autograd_kata-{__version__}-"), wheel.name

@@ -10,7 +10,7 @@ of the kata.
 
 Needs, beyond the core install (skipped, with the reason, when missing; CI
 fetches them, see .ci/run, and there a missing one is a failure):
-  the site's pinned Pyodide and wheels   kata site DIR --fetch (into .kata/site-deps/), or KATA_SITE_DEPS=DIR
+  the site's pinned Pyodide, wheels and editor   kata site DIR --fetch (into .kata/site-deps/), or KATA_SITE_DEPS=DIR
   selenium + Chromium                    pip install selenium; apt install chromium chromium-driver
 """
 from __future__ import annotations
@@ -32,8 +32,9 @@ import pytest
 
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.manifest import STAGES, stage
+from autograd_kata.learner.feel import runs_engine
 from autograd_kata.site import build as site_build
-from autograd_kata.site import limits
+from autograd_kata.site import codemirror, limits
 from kit import ROOT, clone, reference, run, stub
 
 # Pyodide's cold start (~10 s on 2 busy cores) is paid in the first test's setup.
@@ -51,7 +52,14 @@ def _missing(reason: str):
 
 
 def have_deps() -> bool:
-    return (DEPS / site_build.PYODIDE_TARBALL).is_file() and all((DEPS / w).is_file() for w in site_build.WHEELS)
+    return (DEPS / site_build.PYODIDE_TARBALL).is_file() and all((DEPS / w).is_file() for w in site_build.WHEELS) \
+        and (DEPS / codemirror.BUNDLE).is_file()
+
+
+def deps_args(**leave_out) -> list:
+    """The pinned files, each named (as an instructor's offline copy would pass them)."""
+    named = {"--pyodide": DEPS / site_build.PYODIDE_TARBALL, "--wheels": DEPS, "--codemirror": DEPS / codemirror.BUNDLE}
+    return [arg for option, path in named.items() if option.lstrip("-") not in leave_out for arg in (option, path)]
 
 
 # ---------------------------------------------------------------- the build, without a browser
@@ -73,6 +81,44 @@ def test_a_wheel_that_is_not_the_pinned_one_is_refused_by_name(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert name in proc.stderr and "pinned" in proc.stderr
     assert not (tmp_path / "site").exists(), "nothing is written when a file does not match"
+
+
+def test_an_editor_bundle_that_is_not_the_pinned_one_is_refused_by_name(tmp_path):
+    if not have_deps():
+        _missing(f"the site's Pyodide, wheels and editor are not in {DEPS} (kata site DIR --fetch)")
+    bundle = tmp_path / codemirror.BUNDLE
+    bundle.write_bytes((DEPS / codemirror.BUNDLE).read_bytes().replace(b"createEditor", b"createEditoR", 1))
+    proc = kata_cli("site", tmp_path / "site", *deps_args(codemirror=False), "--codemirror", bundle, cwd=ROOT)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert codemirror.BUNDLE in proc.stderr and "pinned" in proc.stderr and codemirror.BUNDLE_SHA256 in proc.stderr
+    assert not (tmp_path / "site").exists(), "nothing is written when the editor does not match"
+    proc = kata_cli("site", tmp_path / "site", *deps_args(codemirror=False), "--codemirror", tmp_path / "none.mjs",
+                    cwd=ROOT)
+    assert proc.returncode == 2 and "none.mjs" in proc.stderr and "--fetch" in proc.stderr, proc.stderr
+    assert not (tmp_path / "site").exists()
+
+
+def test_the_editor_bundle_is_built_from_the_lock_and_its_build_is_the_pinned_one():
+    """What --fetch runs: npm ci --ignore-scripts (every package's integrity hash is in the
+    lock) and esbuild, from the project in site/editor/; the same bytes on every machine."""
+    import json as json_
+    files = codemirror.project_files()
+    manifest = json_.loads(files["package.json"])
+    lock = json_.loads(files["package-lock.json"])
+    pinned = {**manifest["dependencies"], **manifest["devDependencies"]}
+    assert pinned["codemirror"] == codemirror.CODEMIRROR_VERSION
+    assert pinned["@codemirror/lang-python"] == codemirror.LANG_PYTHON_VERSION
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", version) for version in pinned.values()), "exact versions only"
+    packages = {name: entry for name, entry in lock["packages"].items() if name}
+    assert packages and all(entry.get("integrity", "").startswith("sha512-") for entry in packages.values())
+    for name, version in pinned.items():
+        assert packages[f"node_modules/{name}"]["version"] == version, name
+    npm = shutil.which("npm")
+    if npm is None:
+        _missing("npm is not installed (apt install npm): kata site --fetch builds the editor with it")
+    bundle = codemirror.build_bundle(npm)
+    assert site_build.sha256(bundle) == codemirror.BUNDLE_SHA256, "the build is the pinned bundle"
+    assert b"createEditor" in bundle and 200e3 < len(bundle) < 800e3
 
 
 def test_without_pyodide_it_says_how_to_get_it(tmp_path):
@@ -144,6 +190,10 @@ def test_the_pages_workflow_builds_and_publishes_the_site():
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     runs = [step.get("run", "") for step in steps]
     assert "kata site _site --fetch" in runs
+    # the editor too: built by --fetch (npm ci, keyed by its lock), and its absence fails the build
+    node = next(step for step in steps if step.get("uses", "").startswith("actions/setup-node"))
+    assert node["with"]["cache-dependency-path"] == "autograd_kata/site/editor/package-lock.json"
+    assert any(f"test -s _site/{codemirror.SITE_FILE}" in line for line in runs[runs.index("kata site _site --fetch"):])
     assert any(step.get("uses", "").startswith("actions/upload-pages-artifact") and step["with"]["path"] == "_site"
                for step in steps)
     assert any(step.get("uses", "").startswith("actions/deploy-pages") for step in steps)
@@ -164,8 +214,9 @@ def site(tmp_path_factory):
     if not have_deps():
         _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
     folder = tmp_path_factory.mktemp("site") / "site"
-    proc = kata_cli("site", folder, "--pyodide", DEPS / site_build.PYODIDE_TARBALL, "--wheels", DEPS, cwd=ROOT)
+    proc = kata_cli("site", folder, *deps_args(), cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "plain text box" not in proc.stdout
     return folder
 
 
@@ -259,6 +310,24 @@ class Page:
     def set_source(self, n: int, text: str):
         return self.call("window.kata.setSource(args[0], args[1])", n, text)
 
+    def open(self, n: int):
+        """Pick stage ``n`` in the page's stage list, as a learner does: its module opens in the editor."""
+        from selenium.webdriver.support.ui import Select
+        Select(self.driver.find_element("id", "stage")).select_by_value(str(n))
+        assert self.call("(async () => { for (let i = 0; i < 100; i++) {"
+                         " if (localStorage.getItem('kata:stage') === args[0]"
+                         " && window.kata.shown() === await window.kata.getSource(Number(args[0]))) return true;"
+                         " await new Promise((r) => setTimeout(r, 100)); } return false; })()", str(n)) is True, \
+            f"stage {n} did not open in the editor within 10 s"
+
+    def type_at_start(self, text: str, editable: str):
+        """Real key events: a click into ``editable``, Ctrl+Home, then ``text`` typed."""
+        from selenium.webdriver.common.keys import Keys
+        box = self.driver.find_element("css selector", editable)
+        box.click()
+        box.send_keys(Keys.CONTROL, Keys.HOME)
+        box.send_keys(text)
+
 
 @pytest.fixture(scope="module")
 def terminal(tmp_path_factory):
@@ -303,7 +372,7 @@ def test_the_reference_of_each_stage_passes(page, terminal, n):
     cut = terminal_lines.index(taught[0]) + 1 if taught else 1
     assert page_lines[0].split(":")[0] == terminal_lines[0].split(":")[0]
     assert page_lines[1:cut] == terminal_lines[1:cut]
-    if n in (6, 7, 8):  # the numbers from the learner's own engine, in the page too, the same numbers
+    if runs_engine(stage(n)):  # the numbers from the learner's own engine, in the page too, the same numbers
         numbers = [line for line in terminal_lines[cut:] if not line.strip().startswith(("Next:", "then:"))]
         assert numbers and all(line in page_lines for line in numbers), (got["text"], said)
 
@@ -352,17 +421,24 @@ def looping_stage_5() -> tuple[str, int]:
 
 def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_check_works(page, terminal):
     source, line = looping_stage_5()
+    page.open(5)
     page.set_source(5, source)
     got = page.check(5)
     assert got["passed"] is False
     place = f"exercises/stage05_backward.py:{line}"
     assert "hung: " in got["text"] and place in got["text"], got["text"]
+    assert got["line"] == line, "the page points at the loop's line, as data"
+    marked = page.call("Array.from(document.querySelectorAll('#editor .cm-kata-line'), (e) => e.textContent)")
+    assert marked == [HANG_LINE.rstrip("\n")], "the editor marks that line"
     said = terminal_says(terminal, 5, source, "check", "5")
     assert place in said, "kata check 5 names the same line"
     hung = [ln for ln in got["text"].splitlines() if "hung: " in ln]
     assert hung == [ln for ln in said.splitlines() if "hung: " in ln]
     page.set_source(5, reference(5))
-    assert page.check(5)["passed"] is True, "after a hang the page still works"
+    again = page.check(5)
+    assert again["passed"] is True, "after a hang the page still works"
+    assert again["line"] is None and page.call("document.querySelectorAll('#editor .cm-kata-line').length") == 0
+    page.open(1)
 
 
 def test_an_edit_after_a_pass_is_what_the_next_check_tests(page):
@@ -373,6 +449,48 @@ def test_an_edit_after_a_pass_is_what_the_next_check_tests(page):
     page.set_source(2, stub(2))
     got = page.check(2)
     assert got["passed"] is False and "not written yet" in got["text"]
+
+
+def test_the_editor_is_codemirror_with_python_highlighted(page):
+    page.set_source(2, stub(2))
+    page.open(2)
+    assert page.call("window.kata.editor()") == "codemirror"
+    assert page.call("document.querySelectorAll('#editor .cm-editor .cm-content').length") == 1
+    assert page.call("document.querySelectorAll('#editor textarea').length") == 0
+    classes = page.call("Object.fromEntries(['def', 'return', '# ', '\"\"\"', '0.0'].map((w) => [w, Array.from("
+                        "document.querySelectorAll('#editor .cm-content [class^=tok-]'))"
+                        ".filter((e) => e.textContent.startsWith(w)).map((e) => e.className)[0] || null]))")
+    assert classes == {"def": "tok-keyword", "return": "tok-keyword", "# ": "tok-comment", '"""': "tok-string",
+                       "0.0": "tok-number"}, classes
+    names = page.call("Array.from(document.querySelectorAll('#editor .tok-definition'), (e) => e.textContent)")
+    assert "__add__" in names and "__mul__" in names, names
+    todo = page.call("Array.from(document.querySelectorAll('#editor .cm-kata-todo'), (e) => e.textContent)")
+    assert todo and set(todo) == {"NotImplementedError"}, "what is left to write stands out"
+    assert page.call("document.querySelectorAll('#editor .cm-lineNumbers .cm-gutterElement').length") > 10
+    page.open(1)
+
+
+def test_keys_typed_into_the_editor_are_what_check_tests(page):
+    """Real key events (selenium's send_keys) into CodeMirror: the typed line is in the
+    source the page keeps and in the module that Check tests, and the line is marked."""
+    page.open(1)
+    page.set_source(1, reference(1))
+    assert page.check(1)["passed"] is True
+    page.type_at_start("1/0\n", "#editor .cm-content")
+    assert page.call("window.kata.getSource(1)") == "1/0\n" + reference(1)
+    assert page.call("localStorage.getItem('kata:src:1')") == "1/0\n" + reference(1), "kept for a reload"
+    got = page.check(1)
+    assert got["passed"] is False and "ZeroDivisionError" in got["text"], got["text"]
+    from selenium.webdriver.common.keys import Keys
+    page.call("(document.querySelector('#out').textContent = '')")
+    checks = page.call("window.kata.timings.checks.length")
+    page.driver.find_element("css selector", "#editor .cm-content").send_keys(Keys.CONTROL, Keys.ENTER)
+    shown = page.call("(async () => { for (let i = 0; i < 300 && window.kata.timings.checks.length === args[0]; i++)"
+                      " await new Promise((r) => setTimeout(r, 100));"
+                      " return document.querySelector('#out').textContent; })()", checks)
+    assert shown == got["text"], "Ctrl+Enter in the editor checks the stage"
+    assert page.call("window.kata.shown()") == "1/0\n" + reference(1), "and types no new line"
+    page.set_source(1, stub(1))
 
 
 def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_again(page):
@@ -498,8 +616,45 @@ def test_the_site_holds_no_reference_code_and_says_its_versions(site, page):
         shutil.rmtree(unpacked, ignore_errors=True)
     footer = page.call("document.querySelector('#versions').textContent")
     assert f"Pyodide {site_build.PYODIDE_VERSION}" in footer and "pytest==" in footer
+    assert f"editor: {codemirror.NAME}" in footer
+    assert (site / codemirror.SITE_FILE).read_bytes() == (DEPS / codemirror.BUNDLE).read_bytes()
     assert (site / "explore.en.html").is_file() and (site / "explore.ja.html").is_file()
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     assert size < 20e6, f"the site is {size / 1e6:.1f} MB"
-    scripts = (site / "worker.js").read_text() + (site / "kata.js").read_text()
+    scripts = "".join((site / name).read_text() for name in ("worker.js", "kata.js", "plain.js"))
     assert not re.search(r"https?://(?!127\.0\.0\.1)", scripts)
+
+
+def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp_path):
+    """A site built with no bundle (none in the deps folder, none named): the command says
+    so once, the page's versions line says so, and keys typed into the text box are checked."""
+    if not have_deps():
+        _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
+    folder = tmp_path / "site"
+    proc = run(["kata", "site", folder, *deps_args(codemirror=False)], cwd=ROOT,
+               env={"KATA_SITE_DEPS": str(tmp_path / "no-deps"), "KATA_LANG": ""})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = t_in("en", "site.no_editor_bundle", path=tmp_path / "no-deps" / codemirror.BUNDLE,
+                version=codemirror.CODEMIRROR_VERSION)
+    assert proc.stdout.count("plain text box") == 1 and said in proc.stdout, proc.stdout
+    assert not (folder / codemirror.SITE_FILE).exists()
+    assert json.loads((folder / "site.json").read_text(encoding="utf-8"))["editor"] is None
+    url, stop = serve(folder)
+    try:
+        with browser_at(url) as plain:
+            assert plain.call("window.kata.editor()") == "plain"
+            assert plain.call("document.querySelectorAll('#editor .cm-editor').length") == 0
+            footer = plain.call("document.querySelector('#versions').textContent")
+            assert "editor: " + t_in("en", "site.plain_editor") in footer, footer
+            plain.set_source(1, reference(1))
+            plain.type_at_start("1/0\n", "#editor textarea")
+            assert plain.call("window.kata.getSource(1)") == "1/0\n" + reference(1)
+            got = plain.check(1)
+            assert got["passed"] is False and "ZeroDivisionError" in got["text"], got["text"]
+            plain.set_source(1, stub(1))  # its first failure stops at a raise NotImplementedError: marked
+            got = plain.check(1)
+            first_raise = next(i for i, text in enumerate(stub(1).splitlines(), 1) if "NotImplementedError(" in text)
+            assert got["line"] == first_raise, got
+            assert plain.call("!document.querySelector('#editor .mark').hidden") is True
+    finally:
+        stop()

@@ -17,7 +17,7 @@ name, then a rename). Its shape::
                 "message": "...", "location": ["tests/test_stage01_value.py", 12],
                 "said": [{"id": "expect.hint", "args": {...}}, ...] (the message as data: i18n.Text),
                 "mistakes": [...] the classic mistakes it names (core.mistakes label ids),
-                "where": null | [file, line] of the learner's code it failed in (a crash, a hang),
+                "where": null | [file, line] of the learner's code it stopped in (a crash, a hang, a stub),
                 "duration": 0.0012}]}
 
 A test's outcome is the worst of its phases (setup, call, teardown); "error"

@@ -138,9 +138,9 @@ def pytest_runtest_makereport(item, call):
     named = mistakes_named(SAID, stage) if SAID else []
     if SAID:
         record_said(report, list(SAID), named)
-    if kind in ("crash", "hang") and call.excinfo and stage:
+    if kind in ("crash", "hang", "unwritten") and call.excinfo and stage:
         frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
-        if frames:  # the learner's line, as data (the message says it too, in words)
+        if frames:  # the learner's line (a stub's raise too), as data: the message says it in words
             record_where(report, frames[-1][0], frames[-1][1])
     said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data

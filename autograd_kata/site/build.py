@@ -2,7 +2,9 @@
 
 What DIR gets (any static host serves it: GitHub Pages, ``python -m http.server``)::
 
-    index.html  kata.js  worker.js  style.css   the page (static/ of this package)
+    index.html  kata.js  plain.js  worker.js  style.css   the page (static/ of this package)
+    editor.mjs    the editor: CodeMirror 6 with Python mode (codemirror.py; pinned, sha256-checked),
+                  when there is a bundle; else the page's editor is a plain text box (plain.js)
     kata.zip      the learner's kata: stubs, tests, conftests, hints, the tool; never the reference
     wheels/       pytest and the plugins the tests use, pure-Python wheels (pinned, sha256-checked)
     pyodide/      CPython for WebAssembly (the npm package pyodide, pinned, sha256-checked)
@@ -15,13 +17,16 @@ in the maintainers' repository, and are scanned for reference code by
 ``kata release``'s leak scan before anything is written; in a student copy
 (no reference to leak) its own files are taken as they are.
 
-Where Pyodide and the wheels come from: ``--pyodide`` (the npm tarball
+Where Pyodide, the wheels and the editor come from: ``--pyodide`` (the npm tarball
 ``pyodide-VERSION.tgz``, as ``npm pack pyodide@VERSION`` writes it, or its
-unpacked ``package/`` folder) and ``--wheels`` (a folder, as ``pip download
---no-deps`` fills it); both default to ``.kata/site-deps/``, which ``--fetch``
-fills by those two commands (``KATA_SITE_DEPS=FOLDER`` names another folder).
-Every file is checked against the sha256 pinned below; a file that does not
-match is refused, naming it.
+unpacked ``package/`` folder), ``--wheels`` (a folder, as ``pip download
+--no-deps`` fills it) and ``--codemirror`` (the bundle, as ``codemirror.py``
+builds it with ``npm ci`` and esbuild); all default to ``.kata/site-deps/``,
+which ``--fetch`` fills by those commands (``KATA_SITE_DEPS=FOLDER`` names
+another folder).  Every file is checked against the sha256 pinned here; a file
+that does not match is refused, naming it.  Only the editor may be missing
+(and not named): the page then has a plain text box, and the command and the
+page's versions line say so.
 """
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ from autograd_kata import __version__
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import languages, raw, t
 from autograd_kata.core.manifest import PROTECTED_ROLES, STAGES, find_root, student_role
+from autograd_kata.site import codemirror
 
 PYODIDE_VERSION = "314.0.8"
 PYODIDE_TARBALL = f"pyodide-{PYODIDE_VERSION}.tgz"
@@ -69,13 +75,13 @@ WHEELS = {
 }
 DEPS_DIR = ".kata/site-deps"
 DEPS_ENV = "KATA_SITE_DEPS"  # another folder for them (CI keeps one under its clone)
-STATIC = ("index.html", "kata.js", "worker.js", "style.css")
+STATIC = ("index.html", "kata.js", "plain.js", "worker.js", "style.css")
 # The page's own words (catalogue ids); the check, hint and diff texts are the commands' own.
 PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", "site.diff_previous",
             "site.reset", "site.download", "site.explore", "site.language", "site.loading", "site.ready",
             "site.running", "site.saved", "site.reset_done", "site.restore", "site.no_worker",
             "site.restarted", "site.versions", "site.local", "site.not_here",
-            "site.no_backup", "hang.prefix", "hang.whole_run")
+            "site.no_backup", "site.plain_editor", "hang.prefix", "hang.whole_run")
 
 
 def sha256(data: bytes) -> str:
@@ -119,6 +125,15 @@ def wheel_files(folder: Path) -> dict[str, bytes]:
     return {name: _checked(name, (folder / name).read_bytes(), want, str(folder)) for name, want in WHEELS.items()}
 
 
+def editor_file(path: Path, named: bool) -> bytes | None:
+    """The editor's bundle, checked; None when there is none and none was named (the plain text box)."""
+    if not path.is_file():
+        if named:
+            raise Refusal(t("site.no_editor", path=path, version=codemirror.CODEMIRROR_VERSION), code=2, where="site")
+        return None
+    return _checked(path.name, path.read_bytes(), codemirror.BUNDLE_SHA256, str(path))
+
+
 def pins(name: str) -> str:
     """``pytest-9.2.0-py3-none-any.whl`` -> ``pytest==9.2.0``."""
     project, version = name.split("-")[:2]
@@ -129,13 +144,19 @@ def fetch(deps: Path, out=print) -> None:
     """Fill ``deps`` with what the site needs, by ``npm pack`` and ``pip download``
     (the registries' own clients); files already there are kept."""
     deps.mkdir(parents=True, exist_ok=True)
+    npm = shutil.which("npm")
     if not (deps / PYODIDE_TARBALL).is_file():
-        npm = shutil.which("npm")
         if npm is None:
-            raise Refusal(t("site.no_npm", version=PYODIDE_VERSION), code=2, where="site")
+            raise Refusal(t("site.no_npm", what=f"pyodide@{PYODIDE_VERSION}", option="--pyodide"), code=2, where="site")
         out(t("site.fetching", what=f"pyodide@{PYODIDE_VERSION}"))
         subprocess.run([npm, "pack", f"pyodide@{PYODIDE_VERSION}", "--silent"], cwd=deps, check=True,
                        stdout=subprocess.DEVNULL)
+    if not (deps / codemirror.BUNDLE).is_file():
+        if npm is None:
+            raise Refusal(t("site.no_npm", what=codemirror.BUNDLE, option="--codemirror"), code=2, where="site")
+        out(t("site.building_editor", what=codemirror.NAME))
+        bundle = _checked(codemirror.BUNDLE, codemirror.build_bundle(npm), codemirror.BUNDLE_SHA256, "npm ci + esbuild")
+        (deps / codemirror.BUNDLE).write_bytes(bundle)  # only a checked bundle is kept
     wanted = [pins(name) for name in WHEELS if not (deps / name).is_file()]
     if wanted:
         out(t("site.fetching", what=", ".join(wanted)))
@@ -185,11 +206,13 @@ def page_text() -> dict[str, dict[str, str]]:
     return {lang: {msgid: raw(msgid, lang) for msgid in PAGE_IDS} for lang in languages()}
 
 
-def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dict:
+def build(dest: Path, root: Path, pyodide: Path, wheels: Path, editor: Path, editor_named: bool = False,
+          out=print) -> dict:
     """Write the site to ``dest``; returns what ``site.json`` says."""
     from autograd_kata.pictures import explore
     runtime = pyodide_files(pyodide)
     wheel_data = wheel_files(wheels)
+    bundle = editor_file(editor, editor_named)
     kata = _zip(learner_files(root))
     if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and not (dest / "site.json").is_file())):
         raise Refusal(t("site.not_empty", folder=dest), code=2, where="site")
@@ -205,6 +228,8 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dic
         for name, data in wheel_data.items():
             (staging / "wheels" / name).write_bytes(data)
         (staging / "kata.zip").write_bytes(kata)
+        if bundle is not None:
+            (staging / codemirror.SITE_FILE).write_bytes(bundle)
         for lang in languages():
             explore.write(staging / f"explore.{lang}.html", lang=lang)
         info = {
@@ -213,6 +238,7 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dic
             "python": "3.14",
             "wheels": sorted(WHEELS),
             "packages": [pins(name) for name in WHEELS],
+            "editor": {"name": codemirror.NAME, "file": codemirror.SITE_FILE} if bundle is not None else None,
             "kata_zip_sha256": sha256(kata),
             "stages": [{"number": s.number, "file": s.source("exercises")} for s in STAGES],
             "languages": list(languages()),
@@ -229,16 +255,20 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, out=print) -> dic
             shutil.rmtree(staging, ignore_errors=True)
     size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
     out(t("site.wrote", folder=dest, mb=f"{size / 1e6:.1f}", pyodide=PYODIDE_VERSION))
+    if bundle is None:  # once, in the command's output; the page's versions line says it too
+        out(t("site.no_editor_bundle", path=editor, version=codemirror.CODEMIRROR_VERSION))
     out(t("site.serve", folder=dest))
     return info
 
 
-def site_command(folder: str, pyodide: str | None = None, wheels: str | None = None, fetch_deps: bool = False) -> int:
+def site_command(folder: str, pyodide: str | None = None, wheels: str | None = None,
+                 codemirror_bundle: str | None = None, fetch_deps: bool = False) -> int:
     """The handler of ``kata site DIR``."""
     root = find_root()
     deps = Path(os.environ.get(DEPS_ENV) or root / DEPS_DIR)
     if fetch_deps:
         fetch(deps)
     build(Path(folder).resolve(), root, Path(pyodide) if pyodide else deps / PYODIDE_TARBALL,
-          Path(wheels) if wheels else deps)
+          Path(wheels) if wheels else deps, Path(codemirror_bundle) if codemirror_bundle else deps / codemirror.BUNDLE,
+          editor_named=bool(codemirror_bundle))
     return 0

@@ -169,19 +169,26 @@ def command(call, lang: str | None = None) -> tuple[int, str]:
 
 
 def check(number: int, lang: str | None = None) -> dict:
-    """``kata check N``: ``{"passed": bool, "text": what the terminal shows}``, plus
-    one line naming the tests the page leaves out (``native_only``), if any."""
+    """``kata check N``: ``{"passed": bool, "text": what the terminal shows, "line": the
+    learner's line where the first failure stopped, or None}``, plus one line naming
+    the tests the page leaves out (``native_only``), if any."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import stage
+    from autograd_kata.core.state import known_results
     from autograd_kata.learner import commands
-    from autograd_kata.learner.feedback import short_name
+    from autograd_kata.learner.feedback import ordered_failures, short_name
     from autograd_kata.site import limits
     limits.LEFT_OUT.clear()
     code, text = command(lambda: commands.check(stage=str(number)), lang)
     if limits.LEFT_OUT:
         names = ", ".join(short_name(name, stage(number)) for name in limits.LEFT_OUT)
         text += "\n" + t("site.not_here", names=names, stage=number)
-    return {"passed": code == 0, "text": text}
+    # the failure the text shows first, from the run's results (the cache it just wrote)
+    result = known_results([stage(number)], ROOT).get(number)
+    first = ordered_failures(result)[:1] if result is not None else []
+    where = first[0].where if first else None
+    line = where[1] if where and where[0] == stage(number).source("exercises") else None
+    return {"passed": code == 0, "text": text, "line": line}
 
 
 def hint(number: int, lang: str | None = None, level: int | None = None) -> str:

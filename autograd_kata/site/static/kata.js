@@ -91,50 +91,21 @@ function stuck(id) {
 }
 
 // --- the editor ---------------------------------------------------------------
-const KEYWORDS = new Set(("and as assert async await break class continue def del elif else except finally for from "
-  + "global if import in is lambda nonlocal not or pass raise return try while with yield None True False self").split(" "));
-const TOKEN = /(#[^\n]*)|("""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|[rbfu]*"(?:\\.|[^"\\\n])*"?|[rbfu]*'(?:\\.|[^'\\\n])*'?)|\b(\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\b|([A-Za-z_]\w*)/g;
-const escape = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-function highlight(text) {
-  let html = "";
-  let last = 0;
-  let afterDef = false;
-  for (const match of text.matchAll(TOKEN)) {
-    html += escape(text.slice(last, match.index));
-    last = match.index + match[0].length;
-    const [word, comment, string, number, name] = match;
-    let cls = "";
-    if (comment) cls = "com";
-    else if (string) cls = "str";
-    else if (number) cls = "num";
-    else if (name && afterDef) cls = "def";
-    else if (name === "NotImplementedError") cls = "raise";
-    else if (name && KEYWORDS.has(name)) cls = "kw";
-    afterDef = name === "def" || name === "class";
-    html += cls ? `<span class="${cls}">${escape(word)}</span>` : escape(word);
+// CodeMirror (editor.mjs, when the site was built with it), else a plain text box
+// (plain.js): one API, so every path below (setSource, Reset, Restore, the saved
+// text, Download, a check's line) goes through the editor the learner types in.
+async function loadEditor() {
+  if (site.editor) {
+    try { return { module: await import(`./${site.editor.file}`), name: site.editor.name }; }
+    catch (error) { console.error(`${site.editor.file}: ${error}`); }  // the page still works, in the text box
   }
-  return `${html}${escape(text.slice(last))}\n`;
+  return { module: await import("./plain.js"), name: null };
 }
-
-const code = $("code");
-function paint() {
-  $("paint").innerHTML = highlight(code.value);
-  code.style.height = "auto";
-  code.style.height = `${Math.max(code.scrollHeight, $("editor").clientHeight)}px`;
-  code.style.width = "auto";
-  code.style.width = `${Math.max(code.scrollWidth, $("editor").clientWidth)}px`;
-}
-code.addEventListener("input", () => { store.set(`src:${current()}`, code.value); paint(); });
-code.addEventListener("keydown", (event) => {
-  if (event.key === "Tab" && !event.shiftKey) {
-    event.preventDefault();
-    code.setRangeText("    ", code.selectionStart, code.selectionEnd, "end");
-    code.dispatchEvent(new Event("input"));
-  } else if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
-    event.preventDefault();
-    kata.check(current());
-  }
+const editorChoice = await loadEditor();
+const editor = editorChoice.module.createEditor($("editor"), {
+  label: "code",
+  onChange: (text) => store.set(`src:${current()}`, text),
+  onCheck: () => kata.check(current()),
 });
 
 // --- the page -----------------------------------------------------------------
@@ -168,7 +139,7 @@ function words() {
   document.title = say("site.title");
   $("explore").href = `explore.${lang}.html`;
   $("versions").textContent = say("site.versions", { pyodide: site.pyodide, python: site.python,
-    kata: site.kata, packages: site.packages.join(", ") });
+    kata: site.kata, packages: site.packages.join(", "), editor: editorChoice.name || say("site.plain_editor") });
   const select = $("lang");
   if (!select.options.length) {
     for (const code of site.languages) {
@@ -190,8 +161,7 @@ async function getSource(stage) {
 
 async function open(stage) {
   store.set("stage", String(stage));
-  code.value = await getSource(stage);
-  paint();
+  editor.setText(await getSource(stage));
   $("restore").disabled = !backups(stage).length;
 }
 
@@ -217,7 +187,7 @@ const kata = {
   watchdogMs: WATCHDOG_MS,
   async setSource(stage, text) {
     store.set(`src:${stage}`, text);
-    if (Number(stage) === current()) { code.value = text; paint(); }
+    if (Number(stage) === current()) editor.setText(text);
   },
   getSource,
   async check(stage = current()) {
@@ -228,8 +198,11 @@ const kata = {
       return call("check", [Number(stage), lang], true);
     });
     timings.checks.push({ stage: Number(stage), ms: performance.now() - t0 });
-    if (Number(stage) === current()) show(result.text, result.passed);
-    return { passed: Boolean(result.passed), text: result.text };
+    if (Number(stage) === current()) {
+      show(result.text, result.passed);
+      editor.showLine(result.line || null);  // where the first failure stopped in the learner's code
+    }
+    return { passed: Boolean(result.passed), text: result.text, line: result.line ?? null };
   },
   async hint(stage = current()) {
     await kata.ready;
@@ -289,6 +262,8 @@ const kata = {
     return lang;
   },
   language: () => lang,
+  editor: () => editor.kind,  // "codemirror", or "plain" (the text box of a site built without the bundle)
+  shown: () => editor.getText(),  // what the editor shows now
   lastDownload: () => (lastDownload ? Array.from(lastDownload) : null),
 };
 window.kata = kata;
@@ -312,4 +287,3 @@ $("diff").addEventListener("click", () => kata.diffPrevious());
 $("reset").addEventListener("click", () => kata.reset());
 $("restore").addEventListener("click", () => kata.restore());
 $("download").addEventListener("click", () => kata.download());
-window.addEventListener("resize", paint);

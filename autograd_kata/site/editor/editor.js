@@ -1,0 +1,84 @@
+// The page's editor (kata.js imports the bundle that `kata site --fetch` builds from
+// this file): CodeMirror 6 with Python mode and line numbers. The same small API as
+// the plain text box the page falls back to without the bundle (static/plain.js):
+//   createEditor(parent, {text, onChange, onCheck, label}) ->
+//     {getText(), setText(text), showLine(n), focus(), kind}
+// Highlighting gives stable classes (tok-keyword, tok-string, ...: @lezer/highlight's
+// classHighlighter), which style.css colours as the rest of the page.
+import { indentWithTab } from "@codemirror/commands";
+import { python } from "@codemirror/lang-python";
+import { indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { Annotation, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import { Decoration, EditorView, MatchDecorator, ViewPlugin, keymap } from "@codemirror/view";
+import { classHighlighter } from "@lezer/highlight";
+import { basicSetup } from "codemirror";
+
+export const kind = "codemirror";
+const fromPage = Annotation.define();  // a change the page made (setText): no onChange for it
+
+// The line the last check points at (a hang's, a crash's): marked until the next edit.
+const pointAt = StateEffect.define();
+const pointed = StateField.define({
+  create: () => Decoration.none,
+  update(marks, tr) {
+    if (tr.docChanged) return Decoration.none;
+    for (const effect of tr.effects) {
+      if (effect.is(pointAt)) {
+        marks = effect.value === null ? Decoration.none
+          : Decoration.set([Decoration.line({ class: "cm-kata-line" }).range(effect.value)]);
+      }
+    }
+    return marks;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+// What the learner still has to write: every NotImplementedError stands out.
+const todo = new MatchDecorator({ regexp: /\bNotImplementedError\b/g, decoration: Decoration.mark({ class: "cm-kata-todo" }) });
+const todos = ViewPlugin.define((view) => ({
+  marks: todo.createDeco(view),
+  update(update) { this.marks = todo.updateDeco(update, this.marks); },
+}), { decorations: (plugin) => plugin.marks });
+
+export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code" } = {}) {
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: text,
+      extensions: [
+        basicSetup,
+        python(),
+        indentUnit.of("    "),
+        syntaxHighlighting(classHighlighter),
+        Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => { onCheck(); return true; } }, indentWithTab])),
+        EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off" }),
+        pointed,
+        todos,
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged && !update.transactions.some((tr) => tr.annotation(fromPage))) {
+            onChange(update.state.doc.toString());
+          }
+        }),
+      ],
+    }),
+  });
+  return {
+    kind,
+    view,
+    getText: () => view.state.doc.toString(),
+    setText(value) {
+      if (value === view.state.doc.toString()) return;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value }, annotations: fromPage });
+    },
+    showLine(number) {
+      if (!number || number < 1 || number > view.state.doc.lines) {
+        view.dispatch({ effects: pointAt.of(null) });
+        return;
+      }
+      const line = view.state.doc.line(number);
+      view.dispatch({ effects: [pointAt.of(line.from), EditorView.scrollIntoView(line.from, { y: "center" })],
+        selection: { anchor: line.from } });
+    },
+    focus: () => view.focus(),
+  };
+}

@@ -1,0 +1,78 @@
+// The page's editor when the site was built without the CodeMirror bundle (kata site
+// without --fetch or --codemirror): a text box over a painted copy of its text, with a
+// small Python highlighter. The same API as the bundle's (autograd_kata/site/editor/editor.js):
+//   createEditor(parent, {text, onChange, onCheck, label}) -> {getText(), setText(text), showLine(n), focus(), kind}
+export const kind = "plain";
+
+const KEYWORDS = new Set(("and as assert async await break class continue def del elif else except finally for from "
+  + "global if import in is lambda nonlocal not or pass raise return try while with yield None True False self").split(" "));
+const TOKEN = /(#[^\n]*)|("""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|[rbfu]*"(?:\\.|[^"\\\n])*"?|[rbfu]*'(?:\\.|[^'\\\n])*'?)|\b(\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\b|([A-Za-z_]\w*)/g;
+const escape = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+function highlight(text) {
+  let html = "";
+  let last = 0;
+  let afterDef = false;
+  for (const match of text.matchAll(TOKEN)) {
+    html += escape(text.slice(last, match.index));
+    last = match.index + match[0].length;
+    const [word, comment, string, number, name] = match;
+    let cls = "";
+    if (comment) cls = "tok-comment";
+    else if (string) cls = "tok-string";
+    else if (number) cls = "tok-number";
+    else if (name && afterDef) cls = "tok-definition";
+    else if (name === "NotImplementedError") cls = "cm-kata-todo";
+    else if (name && KEYWORDS.has(name)) cls = "tok-keyword";
+    afterDef = name === "def" || name === "class";
+    html += cls ? `<span class="${cls}">${escape(word)}</span>` : escape(word);
+  }
+  return `${html}${escape(text.slice(last))}\n`;
+}
+
+export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code" } = {}) {
+  parent.classList.add("plain");
+  // the marked line first, so that the painted text and the box stand above it
+  parent.innerHTML = '<div class="mark" hidden></div><pre class="paint" aria-hidden="true"></pre>'
+    + '<textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea>';
+  const [mark, paintLayer, code] = parent.children;
+  code.setAttribute("aria-label", label);
+  code.value = text;
+
+  function paint() {
+    paintLayer.innerHTML = highlight(code.value);
+    code.style.height = "auto";
+    code.style.height = `${Math.max(code.scrollHeight, parent.clientHeight)}px`;
+    code.style.width = "auto";
+    code.style.width = `${Math.max(code.scrollWidth, parent.clientWidth)}px`;
+  }
+  code.addEventListener("input", () => { mark.hidden = true; onChange(code.value); paint(); });
+  code.addEventListener("keydown", (event) => {
+    if (event.key === "Tab" && !event.shiftKey) {
+      event.preventDefault();
+      code.setRangeText("    ", code.selectionStart, code.selectionEnd, "end");
+      code.dispatchEvent(new Event("input"));
+    } else if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      onCheck();
+    }
+  });
+  window.addEventListener("resize", paint);
+  paint();
+  return {
+    kind,
+    getText: () => code.value,
+    setText(value) { code.value = value; mark.hidden = true; paint(); },
+    showLine(number) {
+      const lines = code.value.split("\n").length;
+      mark.hidden = !number || number < 1 || number > lines;
+      if (mark.hidden) return;
+      const style = getComputedStyle(code);
+      const height = parseFloat(style.lineHeight);
+      mark.style.top = `${parseFloat(style.paddingTop) + (number - 1) * height}px`;
+      mark.style.height = `${height}px`;
+      parent.scrollTop = Math.max(0, (number - 1) * height - parent.clientHeight / 2);
+    },
+    focus: () => code.focus(),
+  };
+}
