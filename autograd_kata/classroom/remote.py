@@ -193,6 +193,10 @@ class Client:
         """The sandbox stopped the learner's code at its time limit: a hang, with where it was."""
         frames = self._exception(stopped).learner_frames
         reason = self._late(who)
+        if frames and who[0] == "sandbox.import_hung":  # a test names the line itself (explain.hang); an import cannot
+            path, line, code = frames[-1]
+            where = t("crash.where_code", where=f"{path}:{line}", code=code) if code else f"{path}:{line}"
+            reason = t("sandbox.import_hung_at", hung=reason, where=where)
         self._kill(reason)
         raise SandboxError(reason, "hang", frames, self.timeout)
 
