@@ -170,3 +170,66 @@ def test_the_sandboxs_own_reasons_are_data_too(tmp_path):
         assert Text.load(data, "en") == str(raised.value), data
         ja = Text.load(data, "ja")
         assert raw("sandbox.how_exited", "ja").split("{")[0] in ja and not english_left([data], ja), ja
+
+
+def test_a_stage_stopped_by_its_budget_says_so_as_data_and_counts_as_not_run(tmp_path):
+    """The judge's budget per test file: once spent, the file's other tests are not run
+    (never a pass), said as ``kata check`` says a test not run, and kept as data."""
+    from autograd_kata.core.outcome import TestResult
+    from autograd_kata.core.runner import read_results
+
+    (tmp_path / "test_x.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(0.3)\n\n\n"
+                                        "def test_next():\n    pass\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "test_x.py", "-q", "-p", "no:cacheprovider",
+                           "-p", "autograd_kata.core.results", "--kata-results=r.json",
+                           "-p", "autograd_kata.classroom.judge", "--kata-stage-budget=0.1",
+                           "--kata-collected=c.json", "-p", "autograd_kata.core.verdicts"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    entries = {e["name"]: e for e in read_results(tmp_path / "r.json")["tests"]}
+    stopped = TestResult.from_entry(entries["test_next"])
+    assert (stopped.status, stopped.kind) == ("skipped", "not run"), done.stdout + done.stderr
+    assert stopped.message == raw("check.not_run.prefix", "en") + t_in("en", "judge.stage_budget", budget="0.1")
+    ja = stopped.in_language("ja").message
+    assert ja == t_in("ja", "check.not_run.prefix") + t_in("ja", "judge.stage_budget", budget="0.1"), ja
+    assert TestResult.from_entry(entries["test_slow"]).status == "passed"
+
+
+def test_the_graders_own_reasons_are_said_in_the_language_asked_for(tmp_path):
+    """A stage the grader cannot judge (no file, a symbolic link): its reason is a catalogue
+    message, in English for the judge's JSON, in Japanese for a report asked in Japanese."""
+    from autograd_kata.classroom.folders import prepare_stage
+    from autograd_kata.classroom.report import Report
+
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "elsewhere.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / stage(2).source("exercises")).symlink_to(tmp_path / "elsewhere.py")
+    missing = prepare_stage(stage(1), tmp_path, tmp_path / "f1")
+    linked = prepare_stage(stage(2), tmp_path, tmp_path / "f2")
+    assert missing.reason == t_in("en", "report.reason.no_file", file=stage(1).source("exercises"))
+    assert linked.reason == t_in("en", "report.reason.symlink", source=stage(2).source("exercises"))
+    said = in_language(Report("s", [missing, linked]), "ja").stages
+    assert [g.reason for g in said] == [t_in("ja", "report.reason.no_file", file=stage(1).source("exercises")),
+                                        t_in("ja", "report.reason.symlink", source=stage(2).source("exercises"))]
+
+
+def test_every_reason_the_grader_gives_is_a_catalogue_message():
+    """Read from the source: each ``.reason =`` and ``.message =`` of the grader is said with
+    ``say`` (or is the usual ``not_passed``, or copies another), never an f-string of its own."""
+    import ast
+    from pathlib import Path
+
+    found = []
+    for path in sorted((ROOT / "autograd_kata" / "classroom").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                pairs = zip(target.elts, node.value.elts, strict=True) if isinstance(target, ast.Tuple) and \
+                    isinstance(node.value, ast.Tuple) else [(target, node.value)]
+                for aim, value in pairs:
+                    if isinstance(aim, ast.Attribute) and aim.attr == "reason" and not (
+                            isinstance(value, ast.Call) and (getattr(value.func, "id", "") in ("say", "not_passed")
+                                                             or getattr(value.func, "attr", "") == "render")
+                            or isinstance(value, (ast.Name, ast.Attribute))):
+                        found.append(f"{Path(path).name}:{node.lineno}")
+    assert not found, "a grader's reason said in words of its own (use report.say):\n" + "\n".join(found)

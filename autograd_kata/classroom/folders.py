@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograd_kata.classroom import jail
 from autograd_kata.classroom.discovery import find_stage_files
-from autograd_kata.classroom.report import StageGrade
+from autograd_kata.classroom.report import StageGrade, say
 from autograd_kata.core.manifest import Stage
 
 MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
@@ -49,14 +49,14 @@ def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
     found = find_stage_files(submission, stage)
     grade.found = [str(p.relative_to(submission)) for p in found]
     if not found:
-        grade.reason = f"no {stage.source('exercises')} in the submission"
+        grade.reason = say("report.reason.no_file", file=stage.source("exercises"))
         return grade
     source = found[0]
     grade.source = grade.found[0]
     if source.is_symlink():
-        grade.reason = f"{grade.source} is a symbolic link; submit the file itself"
+        grade.reason = say("report.reason.symlink", source=grade.source)
     elif not source.is_file() or source.stat().st_size > MAX_FILE:
-        grade.reason = f"{grade.source} is not a regular file under {MAX_FILE} bytes"
+        grade.reason = say("report.reason.not_regular", source=grade.source, max=MAX_FILE)
     else:
         stage_folder(source, stage, folder)
     return grade

@@ -46,7 +46,7 @@ from pathlib import Path
 from autograd_kata.classroom import jail, jailroot, pool
 from autograd_kata.classroom.folders import judge_env, prepare_stage
 from autograd_kata.classroom.judging import judge_stages
-from autograd_kata.classroom.report import Report, StageGrade
+from autograd_kata.classroom.report import Report, StageGrade, say
 from autograd_kata.core.manifest import STAGES
 
 
@@ -89,7 +89,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
         try:
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
         except (OSError, jailroot.JailBroken) as error:
-            report.message = f"the grader failed: the jail's root is not sound ({error})"
+            report.message = say("report.reason.jail_unsound", error=str(error))
             report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
             return report
     _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
@@ -125,7 +125,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
             _end_every_sandbox()
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
         _end_every_sandbox()
-        report.message = f"the grader failed: {type(error).__name__}: {error}"
+        report.message = say("report.reason.grader_failed", error=f"{type(error).__name__}: {error}")
         report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
     finally:
         for folder in made:

@@ -8,7 +8,8 @@ on it that has no passing result counts as failed.
 
 One judge runs the tests of several stages (one sandbox per stage).  A stage's
 test file may take ``--kata-stage-budget`` seconds in all; once it has, its
-remaining tests fail at once (the other stages still run), and the file is
+remaining tests are not run (skipped, which never passes; the other stages still
+run; the message is catalogue data, as ``kata check``'s not-run tests'), and the file is
 named under ``"stopped"`` when the collected file is written again at the end.
 """
 from __future__ import annotations
@@ -19,12 +20,15 @@ import time
 
 import pytest
 
+from autograd_kata.core.i18n import t
+from autograd_kata.core.verdicts import not_run
+
 
 def pytest_addoption(parser):
     parser.addoption("--kata-collected", metavar="PATH", default=None,
                      help="write the collected test ids to PATH as JSON, before any test runs")
     parser.addoption("--kata-stage-budget", metavar="SECONDS", type=float, default=None,
-                     help="seconds one test file may take in all; then its remaining tests fail at once")
+                     help="seconds one test file may take in all; then its remaining tests are not run")
 
 
 def _write(path, data) -> None:
@@ -60,7 +64,7 @@ class Judge:
         if self.budget is not None and self.spent.get(where, 0.0) > self.budget:
             if where not in self.stopped:
                 self.stopped.append(where)
-            pytest.fail(f"not run: this stage took more than {self.budget:g} s in all (stopped)", pytrace=False)
+            not_run(t("judge.stage_budget", budget=f"{self.budget:g}"))
 
     def pytest_sessionfinish(self, session):
         if self.path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograd_kata.classroom import jail
 from autograd_kata.classroom.folders import judge_folder
-from autograd_kata.classroom.report import StageGrade, fill, not_passed
+from autograd_kata.classroom.report import StageGrade, fill, not_passed, say
 from autograd_kata.core.manifest import Stage
 from autograd_kata.core.runner import plugin_args, read_results
 
@@ -68,13 +68,13 @@ def _run(args, cwd: Path, env: dict, timeout: float, log: Path) -> _Run:
 
 def _describe_exit(code: int | None) -> str:
     if code is None:
-        return "no exit status"
+        return say("report.exit.none")
     if code < 0:
         try:
-            return f"killed by {signal.Signals(-code).name}"
+            return say("report.exit.signal", signal=signal.Signals(-code).name)
         except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
+            return say("report.exit.signal", signal=f"signal {-code}")
+    return say("report.exit.code", code=code)
 
 
 def _read_json(path: Path) -> dict | None:
@@ -102,8 +102,8 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         for g in grades:
-            g.reason = (f"the grader's tests for this stage did not collect ({_describe_exit(run.returncode)}):\n"
-                        f"{run.output.strip()[-1500:]}")
+            g.reason = say("report.reason.not_collected", exit=_describe_exit(run.returncode),
+                           output=run.output.strip()[-1500:])
             g.reason_kind = "crash"
         return
     stopped = collected.get("stopped") if collected and isinstance(collected.get("stopped"), list) else []
@@ -118,24 +118,25 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
         fill(g, mine, reported)
         g.reason_kind = "crash"
         if not mine:
-            g.reason = f"the grader collected no test of this stage ({g.stage.test_file})"
+            g.reason = say("report.reason.none_collected", file=g.stage.test_file)
         elif run.timed_out:
-            g.reason, g.reason_kind = (f"the judge did not finish within {stage_timeout * len(stages) + 30:g} s "
-                                       f"(stopped)"), "hang"
+            g.reason, g.reason_kind = say("report.reason.judge_timeout",
+                                          seconds=f"{stage_timeout * len(stages) + 30:g}"), "hang"
         elif g.stage.test_file in stopped:
-            g.reason, g.reason_kind = f"did not finish within {stage_timeout:g} s (stopped); an infinite loop?", "hang"
+            g.reason, g.reason_kind = say("report.reason.stage_stopped", seconds=f"{stage_timeout:g}"), "hang"
         elif results is None:
-            g.reason = f"the judge ended ({_describe_exit(run.returncode)}) without results"
+            g.reason = say("report.reason.no_results", exit=_describe_exit(run.returncode))
         elif results.get("collected") != len(ids):
-            g.reason = f"the judge collected {results.get('collected')} tests, expected {len(ids)}"
+            g.reason = say("report.reason.collected_other", got=str(results.get("collected")), want=len(ids))
         elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
-            g.reason = f"the judge ended with {_describe_exit(run.returncode)}\n{run.output.strip()[-1500:]}"
+            g.reason = say("report.reason.judge_ended", exit=_describe_exit(run.returncode),
+                           output=run.output.strip()[-1500:])
         elif g.passed < g.total:
             g.reason, g.reason_kind = not_passed(g, "en"), ""
         elif run.returncode == 0 and results.get("exitstatus") != 0:
-            g.reason = "the judge's exit status and its results disagree"
+            g.reason = say("report.reason.disagree")
         else:
             g.reason_kind = ""
     if run.returncode and all(not g.reason and g.passed == g.total for g in grades):
         for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
-            g.reason = f"the judge ended with {_describe_exit(run.returncode)} although every test passed"
+            g.reason = say("report.reason.ended_though_passed", exit=_describe_exit(run.returncode))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from autograd_kata import __version__
-from autograd_kata.core.i18n import t_in
+from autograd_kata.core.i18n import Text, t_in
 from autograd_kata.core.kinds import cause_first
 from autograd_kata.core.manifest import Stage
 from autograd_kata.core.outcome import Tally, TestResult
@@ -102,6 +102,12 @@ def not_passed(g: StageGrade, lang: str) -> str:
                 headline=bad[0].headline)
 
 
+def say(msgid: str, **fields) -> str:
+    """A reason of the grader's own (a missing file, a judge that stopped), in English, the
+    judge's language, and kept as data (``i18n.Text``): ``in_language`` says it again."""
+    return t_in("en", msgid, **fields)
+
+
 def in_language(report: Report, lang: str) -> Report:
     """``report`` with every test's message said in ``lang`` where its data allows
     (``TestResult.in_language``): the judge speaks English, each format speaks ``lang``."""
@@ -110,10 +116,13 @@ def in_language(report: Report, lang: str) -> Report:
     stages = []
     for g in report.stages:
         said = replace(g, tests=[test.in_language(lang) for test in g.tests])
-        if g.reason and g.reason == not_passed(g, "en"):  # the usual reason, said again
+        if isinstance(g.reason, Text) and g.reason.msgid == "report.not_passed":  # from the tests said again
             said.reason = not_passed(said, lang)
+        elif isinstance(g.reason, Text):  # one of the grader's own (``say``)
+            said.reason = g.reason.render(lang)
         stages.append(said)
-    return replace(report, stages=stages)
+    message = report.message.render(lang) if isinstance(report.message, Text) else report.message
+    return replace(report, stages=stages, message=message)
 
 
 # --- from the judge's results --------------------------------------------------------

@@ -87,6 +87,12 @@ def _is_timeout(error) -> bool:
     return isinstance(error, pytest.fail.Exception) and str(error).startswith("Timeout (>")
 
 
+def pytest_runtest_logstart(nodeid, location):
+    """A test starts with nothing said: a plugin's setup that stops it before ours runs
+    (the judge's stage budget) must not find the previous test's messages."""
+    SAID.clear()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """After a stage's first hang, its other tests are not run: one loop costs seconds, not minutes."""
@@ -94,7 +100,15 @@ def pytest_runtest_setup(item):
     SAID.clear()
     hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
     if hung:
-        pytest.skip(_not_run(stage.number, hung))
+        not_run(t("check.not_run", n=stage.number, test=hung))
+
+
+def not_run(why: str) -> None:
+    """Skip the running test as not run (``check.not_run.prefix``), ``why`` said after it,
+    the whole kept as its data (the kind "not run" is recorded by the report hook)."""
+    said = joined([t("check.not_run.prefix"), why])
+    SAID.append(said)
+    pytest.skip(said)
 
 
 def _lineless_frames_dropped(excinfo) -> None:
@@ -120,16 +134,14 @@ def _lineless_frames_dropped(excinfo) -> None:
 def pytest_runtest_makereport(item, call):
     _lineless_frames_dropped(call.excinfo)
     report = yield
-    not_run = t("check.not_run.prefix")
+    prefix = t("check.not_run.prefix")
     stage = _stage_of(item)
-    if report.skipped and isinstance(report.longrepr, tuple) and not_run in report.longrepr[2]:
+    if report.skipped and isinstance(report.longrepr, tuple) and prefix in report.longrepr[2]:
         path, line, text = report.longrepr
-        report.longrepr = (path, line, text[text.index(not_run):])
+        report.longrepr = (path, line, text[text.index(prefix):])
         record_kind(report, "not run")
-        hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
-        said = _not_run(stage.number, hung) if hung else ""
-        if said == report.longrepr[2]:
-            record_said(report, [said], [])
+        if SAID and SAID[-1] == report.longrepr[2]:  # said by not_run()
+            record_said(report, [SAID[-1]], [])
         return report
     if not report.failed:
         return report
@@ -146,10 +158,6 @@ def pytest_runtest_makereport(item, call):
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
         record_said(report, [said], named)
     return report
-
-
-def _not_run(number: int, hung: str) -> str:
-    return joined([t("check.not_run.prefix"), t("check.not_run", n=number, test=hung)])
 
 
 def _explained(item, report, error, stage):
