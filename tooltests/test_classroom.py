@@ -64,7 +64,7 @@ def troubled_report(tmp_path_factory):
 
 def test_the_reference_gets_full_marks(reference_report):
     for g in reference_report.stages:
-        assert g.ok, f"stage {g.stage.number}: {g.reason}"
+        assert g.ok, f"stage {g.stage.number}: {g.problem}"
         assert g.total > 0 and g.score == g.stage.points
     assert reference_report.score == reference_report.max_score == TOTAL
 
@@ -73,7 +73,7 @@ def test_the_untouched_stubs_score_zero(tmp_path):
     report = grade(submission(tmp_path, default=stub), ROOT)
     assert report.score == 0 and report.max_score == TOTAL
     for g in report.stages:
-        assert g.total > 0 and g.passed < g.total and g.reason, g.stage.number
+        assert g.total > 0 and g.passed < g.total and g.problem, g.stage.number
 
 
 def test_a_hanging_stage_loses_only_itself_within_a_bounded_time(tmp_path):
@@ -84,26 +84,26 @@ def test_a_hanging_stage_loses_only_itself_within_a_bounded_time(tmp_path):
     report = grade(folder, ROOT, stages=[stage(n) for n in (2, 3, 4, 5)])
     elapsed = time.monotonic() - start
     stages = by_stage(report)
-    assert stages[3].score == 0 and "importing exercises/stage03_coercion.py did not finish" in stages[3].reason
+    assert stages[3].score == 0 and "importing exercises/stage03_coercion.py did not finish" in stages[3].problem
     # the hang's reason names where the loop was, as kata check does (the sandbox stopped it there)
     at = next(i for i, line in enumerate(loop.splitlines(), 1) if line == "    while True:")
     where = (f"exercises/stage04_tanh.py:{at}: while True:", f"exercises/stage04_tanh.py:{at + 1}: pass")
-    assert stages[4].score == 0 and any(w in stages[4].reason.splitlines()[0] for w in where), stages[4].reason
-    assert stages[2].ok and stages[5].ok, [g.reason for g in report.stages if not g.ok]
+    assert stages[4].score == 0 and any(w in stages[4].problem.splitlines()[0] for w in where), stages[4].problem
+    assert stages[2].ok and stages[5].ok, [g.problem for g in report.stages if not g.ok]
     assert report.score == sum(stage(n).points for n in (2, 5))
     assert elapsed < 60, f"grading took {elapsed:.1f} s"
 
 
 def test_exits_aborts_crashes_and_import_errors_score_zero_with_a_reason(troubled_report):
     stages = by_stage(troubled_report)
-    assert stages[7].ok, stages[7].reason  # the others are graded all the same
+    assert stages[7].ok, stages[7].problem  # the others are graded all the same
     for n in (1, 2, 3, 5, 6):
-        assert stages[n].score == 0 and stages[n].reason, n
+        assert stages[n].score == 0 and stages[n].problem, n
         assert stages[n].total > 0 and all(t.status != "passed" for t in stages[n].tests), n
-    assert "exited (status 0)" in stages[1].reason
-    assert "SIGABRT" in stages[2].reason
-    assert "SystemExit" in stages[3].reason
-    assert "SIGSEGV" in stages[5].reason
+    assert "exited (status 0)" in stages[1].problem
+    assert "SIGABRT" in stages[2].problem
+    assert "SystemExit" in stages[3].problem
+    assert "SIGSEGV" in stages[5].problem
     assert any("does not import (line " in t.message for t in stages[6].tests)
     assert troubled_report.score == stage(7).points
 
@@ -152,7 +152,7 @@ def test_patching_the_assertions_from_the_submission_gains_nothing(tmp_path):
     report = grade(folder, ROOT, stages=[stage(1)])
     assert report.score == 0
     # the tests' own modules live in the judge, a process the submission never enters
-    assert "No module named 'expect'" in report.stages[0].reason
+    assert "No module named 'expect'" in report.stages[0].problem
 
 
 HARD_CODED = """
@@ -189,7 +189,7 @@ def test_answers_fitted_to_the_public_tests_fail_the_hidden_checks(tmp_path):
     assert public.returncode == 0, public.stdout[-2000:]  # the learner's run: every public test passes
     report = grade(folder, ROOT, stages=[stage(2)])
     failed = [t for t in report.stages[0].tests if t.status != "passed"]
-    assert report.score == 0 and failed and all("random" in t.name for t in failed), report.stages[0].reason
+    assert report.score == 0 and failed and all("random" in t.name for t in failed), report.stages[0].problem
 
 
 def test_a_symlink_to_the_reference_is_refused(tmp_path):
@@ -198,7 +198,7 @@ def test_a_symlink_to_the_reference_is_refused(tmp_path):
     target.unlink()
     target.symlink_to(ROOT / stage(1).source("solutions"))
     report = grade(folder, ROOT, stages=[stage(1)])
-    assert report.score == 0 and "symbolic link" in report.stages[0].reason
+    assert report.score == 0 and "symbolic link" in report.stages[0].problem
 
 
 def test_a_missing_stage_file_scores_zero_and_flat_uploads_are_found(tmp_path):
@@ -207,7 +207,7 @@ def test_a_missing_stage_file_scores_zero_and_flat_uploads_are_found(tmp_path):
     report = grade(folder, ROOT, stages=[stage(1), stage(2)])
     stages = by_stage(report)
     assert stages[1].ok and stages[1].source == f"{stage(1).module}.py"
-    assert stages[2].score == 0 and "no exercises/stage02" in stages[2].reason
+    assert stages[2].score == 0 and "no exercises/stage02" in stages[2].problem
 
 
 def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):

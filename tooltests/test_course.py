@@ -42,7 +42,7 @@ def fake_grade(submission, grader_root, stages, stage_timeout=30.0, jobs=None, s
     for s in stages:
         path = Path(submission) / s.source("exercises")
         if not path.is_file():
-            graded.append(StageGrade(s, reason=f"no {s.source('exercises')} in the submission"))
+            graded.append(StageGrade(s, problem=f"no {s.source('exercises')} in the submission"))
             continue
         line = path.read_text(encoding="utf-8").splitlines()[0] if path.read_text(encoding="utf-8") else ""
         g = StageGrade(s, source=s.source("exercises"), found=[s.source("exercises")])
@@ -51,7 +51,7 @@ def fake_grade(submission, grader_root, stages, stage_timeout=30.0, jobs=None, s
         else:
             g.tests = [Result(f"{s.test_file}::test_a", "failed", line, kind=fake_kind(line),
                               mistakes=fake_mistakes(line, s.number))]
-            g.reason = f"1 of 1 tests did not pass; first: test_a: {line}"
+            g.problem = f"1 of 1 tests did not pass; first: test_a: {line}"
         graded.append(g)
     return Report(str(submission), graded, isolated=True, isolation="isolation: fake", hidden_seed=seed or 1)
 
@@ -286,7 +286,7 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
             if g.source and (Path(submission) / g.source).read_text() == stub(g.stage.number) + "\n":
                 said = " / ".join(p for s, p, _ in PHRASES if s == g.stage.number) or "not written yet"
                 g.tests = [Result("t::a", "failed", said, kind="unwritten")]
-                g.reason = "1 of 1 tests did not pass; first: a: " + said
+                g.problem = "1 of 1 tests did not pass; first: a: " + said
         return report
 
     out = tmp_path / "g.csv"
@@ -519,7 +519,7 @@ def a_report() -> Report:
     one = StageGrade(stage(1), tests=[Result(f"{stage(1).test_file}::test_a", "passed")],
                      source=stage(1).source("exercises"), found=[stage(1).source("exercises")], seconds=1.5)
     two = StageGrade(stage(2), tests=[Result(f"{stage(2).test_file}::test_b", "failed", "swapped the partials")],
-                     reason="1 of 1 tests did not pass; first: test_b: swapped the partials",
+                     problem="1 of 1 tests did not pass; first: test_b: swapped the partials",
                      source=stage(2).source("exercises"), found=[stage(2).source("exercises")])
     return Report("/sub", [one, two], seconds=2.0, isolated=True, isolation="isolation: as kata-sandbox",
                   hidden_seed=99)

@@ -190,7 +190,7 @@ def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_
                        source=s.source("exercises"), found=[s.source("exercises")])
         bad = [t for t in g.tests if t.status != "passed"]
         assert bad, f"{m.id}: every test of stage {m.stage} passed"
-        g.reason = f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
+        g.problem = f"{len(bad)} of {g.total} tests did not pass; first: {bad[0].short}: {bad[0].headline}"
         r = record(m.id, Report(m.id, [g], isolated=True), results.parent, [s], "", "", stub, None)
         assert r["status"] == {str(m.stage): "failed"}, f"{m.id}: {r['status']}"
         records.append(r)

@@ -106,7 +106,7 @@ def test_said_in_japanese_no_english_of_the_catalogue_is_left(report, number):
         assert ja.message != t.message, f"{t.short} is still said in English:\n{ja.message}"
         left = english_left(t.said, ja.message)
         assert not left, f"{t.short}: English left in Japanese {left}:\n{ja.message}"
-    assert said.reason != g.reason and not english_left(bad[0].said, said.reason), said.reason
+    assert said.problem != g.problem and not english_left(bad[0].said, said.problem), said.problem
 
 
 def test_a_graded_hang_names_the_learners_line_in_its_reason(report):
@@ -115,7 +115,7 @@ def test_a_graded_hang_names_the_learners_line_in_its_reason(report):
     at = next(i for i, line in enumerate(lines, 1) if line == "        while True:")
     where = (f"exercises/stage05_backward.py:{at}: while True:", f"exercises/stage05_backward.py:{at + 1}: pass")
     assert hung.kind == "hang" and any(w in hung.message for w in where), hung.message
-    assert any(w in g.reason.splitlines()[0] for w in where), f"the reason does not say where:\n{g.reason}"
+    assert any(w in g.problem.splitlines()[0] for w in where), f"the reason does not say where:\n{g.problem}"
     assert rest and {t.status for t in rest} == {"skipped"}, [(t.short, t.status) for t in rest]
 
 
@@ -205,15 +205,15 @@ def test_the_graders_own_reasons_are_said_in_the_language_asked_for(tmp_path):
     (tmp_path / stage(2).source("exercises")).symlink_to(tmp_path / "elsewhere.py")
     missing = prepare_stage(stage(1), tmp_path, tmp_path / "f1")
     linked = prepare_stage(stage(2), tmp_path, tmp_path / "f2")
-    assert missing.reason == t_in("en", "report.reason.no_file", file=stage(1).source("exercises"))
-    assert linked.reason == t_in("en", "report.reason.symlink", source=stage(2).source("exercises"))
+    assert missing.problem == t_in("en", "report.reason.no_file", file=stage(1).source("exercises"))
+    assert linked.problem == t_in("en", "report.reason.symlink", source=stage(2).source("exercises"))
     said = in_language(Report("s", [missing, linked]), "ja").stages
-    assert [g.reason for g in said] == [t_in("ja", "report.reason.no_file", file=stage(1).source("exercises")),
+    assert [g.problem for g in said] == [t_in("ja", "report.reason.no_file", file=stage(1).source("exercises")),
                                         t_in("ja", "report.reason.symlink", source=stage(2).source("exercises"))]
 
 
 def test_every_reason_the_grader_gives_is_a_catalogue_message():
-    """Read from the source: each ``.reason =`` and ``.message =`` of the grader is said with
+    """Read from the source: each ``.problem =`` and ``.message =`` of the grader is said with
     ``say`` (or is the usual ``not_passed``, or copies another), never an f-string of its own."""
     import ast
     from pathlib import Path
@@ -227,7 +227,7 @@ def test_every_reason_the_grader_gives_is_a_catalogue_message():
                 pairs = zip(target.elts, node.value.elts, strict=True) if isinstance(target, ast.Tuple) and \
                     isinstance(node.value, ast.Tuple) else [(target, node.value)]
                 for aim, value in pairs:
-                    if isinstance(aim, ast.Attribute) and aim.attr == "reason" and not (
+                    if isinstance(aim, ast.Attribute) and aim.attr == "problem" and not (
                             isinstance(value, ast.Call) and (getattr(value.func, "id", "") in ("say", "not_passed")
                                                              or getattr(value.func, "attr", "") == "render")
                             or isinstance(value, (ast.Name, ast.Attribute))):

@@ -44,19 +44,19 @@ def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
 
 def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
     """The stage's grade so far: which file it grades, or why it cannot be graded (then
-    ``reason`` is set); when it can, its folder for the sandbox is written."""
+    ``problem`` is set); when it can, its folder for the sandbox is written."""
     grade = StageGrade(stage)
     found = find_stage_files(submission, stage)
     grade.found = [str(p.relative_to(submission)) for p in found]
     if not found:
-        grade.reason = say("report.reason.no_file", file=stage.source("exercises"))
+        grade.problem = say("report.reason.no_file", file=stage.source("exercises"))
         return grade
     source = found[0]
     grade.source = grade.found[0]
     if source.is_symlink():
-        grade.reason = say("report.reason.symlink", source=grade.source)
+        grade.problem = say("report.reason.symlink", source=grade.source)
     elif not source.is_file() or source.stat().st_size > MAX_FILE:
-        grade.reason = say("report.reason.not_regular", source=grade.source, max=MAX_FILE)
+        grade.problem = say("report.reason.not_regular", source=grade.source, max=MAX_FILE)
     else:
         stage_folder(source, stage, folder)
     return grade

@@ -41,8 +41,8 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
                      f"{f'{g.score}/{g.max_score}':>9}")
         if g.file_note():
             lines.append(f"{'':6}   {g.file_note(lang)}")
-        if g.reason:
-            for i, line in enumerate(g.reason.splitlines()[:6]):
+        if g.problem:
+            for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{'':6}{'-> ' if i == 0 else '   '}{line}")
     lines.append(f"{say('report.total'):<45}{f'{report.score}/{report.max_score}':>9}")
     if report.message:
@@ -73,8 +73,8 @@ def as_gradescope(report: Report, lang: str = "en", timed: bool = True) -> str:
         out = [say("report.tests_passed", passed=g.passed, total=g.total, policy=policy)]
         if g.file_note():
             out.append(g.file_note(lang))
-        if g.reason:
-            out.append(g.reason)
+        if g.problem:
+            out.append(g.problem)
         for t in g.tests:
             line = f"{'PASS' if t.status == 'passed' else t.status.upper()}  {t.short}"
             if t.status != "passed" and t.message:
@@ -109,18 +109,18 @@ def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
     """JUnit XML: one testsuite per stage, one testcase per test; anything not
     reported passed is a failure."""
     report = in_language(report, lang)
-    failures = sum(g.total - g.passed + (1 if g.reason and not g.tests else 0) for g in report.stages)
-    tests = sum(max(g.total, 1 if g.reason and not g.tests else 0) for g in report.stages)
+    failures = sum(g.total - g.passed + (1 if g.problem and not g.tests else 0) for g in report.stages)
+    tests = sum(max(g.total, 1 if g.problem and not g.tests else 0) for g in report.stages)
     root = ET.Element("testsuites", name="kata grade", tests=str(tests), failures=str(failures),
                       errors="0", time=f"{report.seconds:.3f}")
     for g in report.stages:
-        cases = g.tests or ([TestResult(g.stage.module, "failed", g.reason)] if g.reason else [])
+        cases = g.tests or ([TestResult(g.stage.module, "failed", g.problem)] if g.problem else [])
         suite = ET.SubElement(root, "testsuite", name=g.stage.module,
                               tests=str(len(cases)), failures=str(sum(c.status != "passed" for c in cases)),
                               errors="0", skipped="0", time=f"{g.seconds:.3f}")
         props = ET.SubElement(suite, "properties")
         for key, value in (("title", title(g.stage, lang)), ("points", g.max_score), ("score", g.score),
-                           ("policy", POLICY), ("reason", g.reason), ("source", g.source),
+                           ("policy", POLICY), ("reason", g.problem), ("source", g.source),
                            ("found", ", ".join(g.found)), ("isolation", report.isolation)):
             ET.SubElement(props, "property", name=key, value=str(value))
         for c in cases:

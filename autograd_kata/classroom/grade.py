@@ -90,7 +90,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
         except (OSError, jailroot.JailBroken) as error:
             report.message = say("report.reason.jail_unsound", error=str(error))
-            report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
+            report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
             return report
     _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
     report.seconds = time.monotonic() - start
@@ -115,7 +115,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
                     else scratch / f"stage{s.number:02d}"
                 made += [folders[s.number]] if found.mode == "chroot" else []
             report.stages = [prepare_stage(s, submission, folders[s.number]) for s in stages]
-            todo = [g for g in report.stages if not g.reason]
+            todo = [g for g in report.stages if not g.problem]
             groups = [todo[i::max(1, jobs or jobs_default())] for i in range(max(1, jobs or jobs_default()))]
             groups = [g for g in groups if g]
             with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool_:
@@ -126,7 +126,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
     except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
         _end_every_sandbox()
         report.message = say("report.reason.grader_failed", error=f"{type(error).__name__}: {error}")
-        report.stages = [StageGrade(s, reason=report.message, reason_kind="crash") for s in stages]
+        report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
     finally:
         for folder in made:
             shutil.rmtree(folder, ignore_errors=True)

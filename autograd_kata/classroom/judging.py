@@ -102,9 +102,9 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         for g in grades:
-            g.reason = say("report.reason.not_collected", exit=_describe_exit(run.returncode),
+            g.problem = say("report.reason.not_collected", exit=_describe_exit(run.returncode),
                            output=run.output.strip()[-1500:])
-            g.reason_kind = "crash"
+            g.problem_kind = "crash"
         return
     stopped = collected.get("stopped") if collected and isinstance(collected.get("stopped"), list) else []
     stopped = stopped or []
@@ -116,27 +116,27 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     for g in grades:
         mine = [i for i in ids if i.split("::", 1)[0] == g.stage.test_file]
         fill(g, mine, reported)
-        g.reason_kind = "crash"
+        g.problem_kind = "crash"
         if not mine:
-            g.reason = say("report.reason.none_collected", file=g.stage.test_file)
+            g.problem = say("report.reason.none_collected", file=g.stage.test_file)
         elif run.timed_out:
-            g.reason, g.reason_kind = say("report.reason.judge_timeout",
+            g.problem, g.problem_kind = say("report.reason.judge_timeout",
                                           seconds=f"{stage_timeout * len(stages) + 30:g}"), "hang"
         elif g.stage.test_file in stopped:
-            g.reason, g.reason_kind = say("report.reason.stage_stopped", seconds=f"{stage_timeout:g}"), "hang"
+            g.problem, g.problem_kind = say("report.reason.stage_stopped", seconds=f"{stage_timeout:g}"), "hang"
         elif results is None:
-            g.reason = say("report.reason.no_results", exit=_describe_exit(run.returncode))
+            g.problem = say("report.reason.no_results", exit=_describe_exit(run.returncode))
         elif results.get("collected") != len(ids):
-            g.reason = say("report.reason.collected_other", got=str(results.get("collected")), want=len(ids))
+            g.problem = say("report.reason.collected_other", got=str(results.get("collected")), want=len(ids))
         elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
-            g.reason = say("report.reason.judge_ended", exit=_describe_exit(run.returncode),
+            g.problem = say("report.reason.judge_ended", exit=_describe_exit(run.returncode),
                            output=run.output.strip()[-1500:])
         elif g.passed < g.total:
-            g.reason, g.reason_kind = not_passed(g, "en"), ""
+            g.problem, g.problem_kind = not_passed(g, "en"), ""
         elif run.returncode == 0 and results.get("exitstatus") != 0:
-            g.reason = say("report.reason.disagree")
+            g.problem = say("report.reason.disagree")
         else:
-            g.reason_kind = ""
-    if run.returncode and all(not g.reason and g.passed == g.total for g in grades):
+            g.problem_kind = ""
+    if run.returncode and all(not g.problem and g.passed == g.total for g in grades):
         for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
-            g.reason = say("report.reason.ended_though_passed", exit=_describe_exit(run.returncode))
+            g.problem = say("report.reason.ended_though_passed", exit=_describe_exit(run.returncode))

@@ -70,9 +70,9 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
     kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
     if "import" in kinds:
         return "no_import"
-    if "hang" in kinds or g.reason_kind == "hang":
+    if "hang" in kinds or g.problem_kind == "hang":
         return "hangs"
-    if "crash" in kinds or g.reason_kind == "crash":
+    if "crash" in kinds or g.problem_kind == "crash":
         return "crashes"
     return "failed"
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, replace
 from autograd_kata import __version__
 from autograd_kata.core.i18n import Text, t_in
 from autograd_kata.core.kinds import cause_first
-from autograd_kata.core.manifest import Stage
-from autograd_kata.core.outcome import Tally, TestResult
+from autograd_kata.core.outcome import StageResult, TestResult
 
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 # what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
@@ -22,11 +21,11 @@ MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
 
 
 @dataclass
-class StageGrade(Tally):
-    stage: Stage
-    tests: list[TestResult] = field(default_factory=list)
-    reason: str = ""       # why the stage scored 0 (empty when it scored its points)
-    reason_kind: str = ""  # "hang" (stopped), "crash" (the judge or its results failed) or ""
+class StageGrade(StageResult):
+    """A stage's result as the grader judged it (``problem``: why it scored 0; its JSON calls
+    it ``reason``), with its points and the submitted file it graded."""
+
+    impl: str = "submission"
     seconds: float = 0.0
     source: str = ""       # the submitted file graded, relative to the submission
     found: list[str] = field(default_factory=list)  # every candidate file for this stage
@@ -34,10 +33,6 @@ class StageGrade(Tally):
     @property
     def max_score(self) -> int:
         return self.stage.points
-
-    @property
-    def ok(self) -> bool:
-        return not self.reason and self.all_passed
 
     @property
     def score(self) -> int:
@@ -55,7 +50,7 @@ class StageGrade(Tally):
         s = self.stage
         return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
                 "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
-                "passed": self.passed, "total": self.total, "reason": self.reason, "reason_kind": self.reason_kind,
+                "passed": self.passed, "total": self.total, "reason": self.problem, "reason_kind": self.problem_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
                 "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "mistakes": list(t.mistakes),
                            "where": list(t.where) if t.where else None, "message": t.message,
@@ -116,10 +111,10 @@ def in_language(report: Report, lang: str) -> Report:
     stages = []
     for g in report.stages:
         said = replace(g, tests=[test.in_language(lang) for test in g.tests])
-        if isinstance(g.reason, Text) and g.reason.msgid == "report.not_passed":  # from the tests said again
-            said.reason = not_passed(said, lang)
-        elif isinstance(g.reason, Text):  # one of the grader's own (``say``)
-            said.reason = g.reason.render(lang)
+        if isinstance(g.problem, Text) and g.problem.msgid == "report.not_passed":  # from the tests said again
+            said.problem = not_passed(said, lang)
+        elif isinstance(g.problem, Text):  # one of the grader's own (``say``)
+            said.problem = g.problem.render(lang)
         stages.append(said)
     message = report.message.render(lang) if isinstance(report.message, Text) else report.message
     return replace(report, stages=stages, message=message)

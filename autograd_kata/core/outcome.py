@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from autograd_kata.core.i18n import Text
 from autograd_kata.core.kinds import KINDS
+from autograd_kata.core.manifest import Stage
 
 STATUSES = ("passed", "failed", "error", "skipped")
 
@@ -103,3 +104,25 @@ class Tally:
     @property
     def all_passed(self) -> bool:
         return self.total > 0 and self.passed == self.total
+
+
+@dataclass
+class StageResult(Tally):
+    """One stage's tests as one run gave them: the learner's (``core.runner``) or, with its
+    points and the file it graded, the grader's (``classroom.report.StageGrade``)."""
+
+    stage: Stage
+    impl: str = "exercises"
+    tests: list[TestResult] = field(default_factory=list)
+    problem: str = ""       # why the stage did not pass when its tests cannot say it (could not run, ...)
+    complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
+    problem_kind: str = ""  # "hang" (stopped), "missing" (no test file), "crash" (the run failed) or ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem and self.complete and self.all_passed
+
+    @property
+    def tests_missing(self) -> bool:
+        """The stage's test file is missing."""
+        return self.problem_kind == "missing"

@@ -31,12 +31,11 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES, Stage
-from autograd_kata.core.outcome import Tally, TestResult
+from autograd_kata.core.outcome import StageResult, TestResult
 
 # Plugins that change which tests run, in what order, how often or in which
 # process.  None of them is needed by the stage tests.
@@ -67,25 +66,6 @@ PLUGINS = ("check", "timeout")
 
 # A learner's pytest settings that would leak into the run through the environment.
 LEAKY_ENV = re.compile(r"^(PYTEST_|PY_COLORS$|KATA_HIDDEN_SEED$)")
-
-@dataclass
-class StageResult(Tally):
-    stage: Stage
-    impl: str
-    tests: list[TestResult] = field(default_factory=list)
-    problem: str = ""       # why the stage could not be run at all, if so
-    complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
-    problem_kind: str = ""  # "hang" (the whole run ran out of time), "missing" (no test file) or ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.problem and self.complete and self.all_passed
-
-    @property
-    def tests_missing(self) -> bool:
-        """The stage's test file is missing."""
-        return self.problem_kind == "missing"
-
 
 def child_env(impl: str) -> dict[str, str]:
     """The environment of the pytest process: ours, minus the learner's pytest settings."""
