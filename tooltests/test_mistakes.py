@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from test_i18n_stage_messages import clean_env, prose_trouble
 
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.maintainer.mistakes import MISTAKES
@@ -61,12 +62,12 @@ def run_stage_with(mistake, where: Path, *extra: str, env_extra=None) -> subproc
     (where / "exercises").mkdir()
     (where / "exercises" / "__init__.py").write_text("", encoding="utf-8")
     (where / s.source("exercises")).write_text(mistaken_source(mistake), encoding="utf-8")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env_extra or {})}
-    env.pop("KATA_IMPL", None)
+    # in English whatever the caller's language (the phrases are English), as test_i18n_stage_messages' runs
+    env = clean_env(KATA_LANG="en", PYTHONIOENCODING="utf-8", **(env_extra or {}))
     return subprocess.run(
         [sys.executable, "-m", "pytest", s.test_file, "--impl", "exercises", "-q", "-rf", "--no-header",
          "-p", "no:cacheprovider", *extra],
-        cwd=where, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        cwd=where, env=env, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, check=False)
 
 
 @pytest.fixture(scope="session")
@@ -125,6 +126,28 @@ def test_the_first_failure_shown_names_the_mistake(mistake, outcomes):
     assert mistake.phrase in first.message, (
         f"stage {mistake.stage} with the mistake {mistake.id!r} ({mistake.says}): the first failure kata check "
         f"shows is {first.name} ({first.kind}), which does not say {mistake.phrase!r}:\n{first.message[:1500]}")
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_every_failure_line_of_the_mistake_is_in_english(mistake, outcomes):
+    """test_i18n_stage_messages.py's English half for every catalogued mistake, read from the
+    run above (KATA_LANG=en, no locale): each failure's message is what the terminal showed and
+    has no Japanese in it. (That file runs its mistakes in Japanese only: the English run would
+    be this one again.)"""
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    results = Path(next(a for a in done.args if a.startswith("--kata-results=")).split("=", 1)[1])
+    failed = [t for t in json.loads(results.read_text(encoding="utf-8"))["tests"]
+              if t["outcome"] in ("failed", "error")]
+    assert failed, f"{mistake.id}: the stage passed; a classic mistake must fail it"
+    terminal, trouble = done.stdout + done.stderr, []
+    for test in failed:
+        first = test["message"].strip().splitlines()[0]
+        assert first in terminal, f"{test['name']}: the recorded message is not what the terminal showed: {first}"
+        trouble += [f"{test['name']}: {line}" for line in prose_trouble(test["message"], "en")]
+    assert trouble == [], "\n".join(trouble)
 
 
 #: Pairs (X, Y) where a learner with mistake X has, by the numbers, also made Y:
