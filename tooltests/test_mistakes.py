@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pytest
 from test_i18n_stage_messages import clean_env, prose_trouble
+from test_verdicts import CASES as VERDICTS
+from test_verdicts import edited, plain_pytest_fails_with_the_same_message
 
+from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.maintainer.mistakes import MISTAKES
 
@@ -75,10 +78,11 @@ def outcomes(request, tmp_path_factory):
     """Every selected mistake's stage run, started together; {id: CompletedProcess or error}.
     One run per mistake, however many of this file's tests read it (three do: each mistake was
     once run three times over, 128 of the file's 192 runs wasted)."""
-    chosen = list({item.callspec.params["mistake"].id: item.callspec.params["mistake"]
-                   for item in request.session.items
-                   if item.path == Path(__file__).resolve() and hasattr(item, "callspec")
-                   and "mistake" in item.callspec.params}.values())
+    by_id = {m.id: m for m in MISTAKES}
+    params = [item.callspec.params for item in request.session.items
+              if item.path == Path(__file__).resolve() and hasattr(item, "callspec")]
+    chosen = list({m.id: m for m in [p["mistake"] for p in params if "mistake" in p]
+                   + [by_id[p["verdict"].twin] for p in params if "verdict" in p]}.values())
 
     places = [tmp_path_factory.mktemp(m.id) for m in chosen]  # here, not in threads: mktemp is not thread-safe
 
@@ -148,6 +152,21 @@ def test_every_failure_line_of_the_mistake_is_in_english(mistake, outcomes):
         assert first in terminal, f"{test['name']}: the recorded message is not what the terminal showed: {first}"
         trouble += [f"{test['name']}: {line}" for line in prose_trouble(test["message"], "en")]
     assert trouble == [], "\n".join(trouble)
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("verdict", [v for v in VERDICTS if v.twin], ids=[v.id for v in VERDICTS if v.twin])
+def test_plain_pytest_of_a_verdict_twin_fails_with_its_message(verdict, outcomes):
+    """A case of test_verdicts.py whose module is exactly a catalogued mistake (its ``twin``) gets
+    its plain-pytest check here, on this file's run of that mistake (the same plain pytest, with
+    the results plugin): exit status 1, no INTERNALERROR, the case's catalogue message said."""
+    mistake = next(m for m in MISTAKES if m.id == verdict.twin)
+    assert (mistake.stage, strip_markers(mistaken_source(mistake))) == (verdict.stage, edited(verdict)), \
+        f"verdict case {verdict.id} is not the module of mistake {mistake.id}: fix its twin"
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    plain_pytest_fails_with_the_same_message(verdict, done)
 
 
 #: Pairs (X, Y) where a learner with mistake X has, by the numbers, also made Y:
