@@ -21,7 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from test_i18n_stage_messages import clean_env, prose_trouble
+from test_verdicts import CASES as VERDICTS
+from test_verdicts import edited, plain_pytest_fails_with_the_same_message
 
+from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.maintainer.mistakes import MISTAKES
 
@@ -61,19 +65,24 @@ def run_stage_with(mistake, where: Path, *extra: str, env_extra=None) -> subproc
     (where / "exercises").mkdir()
     (where / "exercises" / "__init__.py").write_text("", encoding="utf-8")
     (where / s.source("exercises")).write_text(mistaken_source(mistake), encoding="utf-8")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env_extra or {})}
-    env.pop("KATA_IMPL", None)
+    # in English whatever the caller's language (the phrases are English), as test_i18n_stage_messages' runs
+    env = clean_env(KATA_LANG="en", PYTHONIOENCODING="utf-8", **(env_extra or {}))
     return subprocess.run(
         [sys.executable, "-m", "pytest", s.test_file, "--impl", "exercises", "-q", "-rf", "--no-header",
          "-p", "no:cacheprovider", *extra],
-        cwd=where, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        cwd=where, env=env, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, check=False)
 
 
 @pytest.fixture(scope="session")
 def outcomes(request, tmp_path_factory):
-    """Every selected mistake's stage run, started together; {id: CompletedProcess or error}."""
-    chosen = [item.callspec.params["mistake"] for item in request.session.items
-              if hasattr(item, "callspec") and "mistake" in item.callspec.params]
+    """Every selected mistake's stage run, started together; {id: CompletedProcess or error}.
+    One run per mistake, however many of this file's tests read it (three do: each mistake was
+    once run three times over, 128 of the file's 192 runs wasted)."""
+    by_id = {m.id: m for m in MISTAKES}
+    params = [item.callspec.params for item in request.session.items
+              if item.path == Path(__file__).resolve() and hasattr(item, "callspec")]
+    chosen = list({m.id: m for m in [p["mistake"] for p in params if "mistake" in p]
+                   + [by_id[p["verdict"].twin] for p in params if "verdict" in p]}.values())
 
     places = [tmp_path_factory.mktemp(m.id) for m in chosen]  # here, not in threads: mktemp is not thread-safe
 
@@ -121,6 +130,43 @@ def test_the_first_failure_shown_names_the_mistake(mistake, outcomes):
     assert mistake.phrase in first.message, (
         f"stage {mistake.stage} with the mistake {mistake.id!r} ({mistake.says}): the first failure kata check "
         f"shows is {first.short} ({first.kind}), which does not say {mistake.phrase!r}:\n{first.message[:1500]}")
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_every_failure_line_of_the_mistake_is_in_english(mistake, outcomes):
+    """test_i18n_stage_messages.py's English half for every catalogued mistake, read from the
+    run above (KATA_LANG=en, no locale): each failure's message is what the terminal showed and
+    has no Japanese in it. (That file runs its mistakes in Japanese only: the English run would
+    be this one again.)"""
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    results = Path(next(a for a in done.args if a.startswith("--kata-results=")).split("=", 1)[1])
+    failed = [t for t in json.loads(results.read_text(encoding="utf-8"))["tests"]
+              if t["outcome"] in ("failed", "error")]
+    assert failed, f"{mistake.id}: the stage passed; a classic mistake must fail it"
+    terminal, trouble = done.stdout + done.stderr, []
+    for test in failed:
+        first = test["message"].strip().splitlines()[0]
+        assert first in terminal, f"{test['name']}: the recorded message is not what the terminal showed: {first}"
+        trouble += [f"{test['name']}: {line}" for line in prose_trouble(test["message"], "en")]
+    assert trouble == [], "\n".join(trouble)
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("verdict", [v for v in VERDICTS if v.twin], ids=[v.id for v in VERDICTS if v.twin])
+def test_plain_pytest_of_a_verdict_twin_fails_with_its_message(verdict, outcomes):
+    """A case of test_verdicts.py whose module is exactly a catalogued mistake (its ``twin``) gets
+    its plain-pytest check here, on this file's run of that mistake (the same plain pytest, with
+    the results plugin): exit status 1, no INTERNALERROR, the case's catalogue message said."""
+    mistake = next(m for m in MISTAKES if m.id == verdict.twin)
+    assert (mistake.stage, strip_markers(mistaken_source(mistake))) == (verdict.stage, edited(verdict)), \
+        f"verdict case {verdict.id} is not the module of mistake {mistake.id}: fix its twin"
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    plain_pytest_fails_with_the_same_message(verdict, done)
 
 
 #: Pairs (X, Y) where a learner with mistake X has, by the numbers, also made Y:

@@ -7,7 +7,8 @@ learner's ``exercises/`` module, then checked the two ways a learner checks it:
   failure it shows in full (the first, the cause) says the catalogue message
   that names what happened, and none of the messages that would be a guess;
 * plain ``pytest tests/test_stageNN_*.py``: exit status 1 (tests failed, never
-  3, pytest's own internal error), with the same message.
+  3, pytest's own internal error), with the same message. A case whose module is a
+  catalogued mistake (``twin``) is run so once, by test_mistakes.py, which checks this there.
 
 Before these fixes: the quadratic order passed ``kata check 5`` ("all 9 tests
 pass") while plain pytest ended in an INTERNALERROR; the others showed a crash
@@ -38,6 +39,7 @@ class Case:
     new: str | tuple
     says: str              # catalogue id: the first failure shown must say it
     never: tuple = ()      # catalogue ids: no failure shown may say them (a guess)
+    twin: str = ""         # the catalogued mistake that is this very module (test_mistakes runs its plain pytest)
 
 
 CASES = (
@@ -46,18 +48,24 @@ CASES = (
     Case("order-skips-leaves", 5,
          "                    if child not in visited:  # one visited before is already in order\n",
          "                    if child not in visited and child._prev:\n",
-         "s5.diamond_too_few", ("s5.once", "s5.reverse")),
+         "s5.diamond_too_few", ("s5.once", "s5.reverse"), twin="order-skips-leaves"),
     Case("root-rule-skipped", 5, "for node in reversed(self.topological_order()):",
          "for node in reversed(self.topological_order()[:-1]):", "s5.root_rule_skipped", ("s5.seed",)),
     Case("fresh-graph-refused", 7, "            if node._backward is _spent:\n",
-         "            if node._prev and node._backward is not _spent:\n", "s7.fresh_refused"),
-    Case("step-goes-uphill", 8, "p.data -= lr * p.grad", "p.data += lr * p.grad", "s8.uphill"),
+         "            if node._prev and node._backward is not _spent:\n", "s7.fresh_refused",
+         twin="refuses-a-fresh-graph"),
+    Case("step-goes-uphill", 8, "p.data -= lr * p.grad", "p.data += lr * p.grad", "s8.uphill",
+         twin="train-climbs-the-gradient"),
     Case("every-layer-takes-nin", 8, "self.layers = [Layer(sizes[i], sizes[i + 1],",
-         "self.layers = [Layer(nin, sizes[i + 1],", "s8.repr_inputs", ("s8.one_wide",)),
+         "self.layers = [Layer(nin, sizes[i + 1],", "s8.repr_inputs", ("s8.one_wide",),
+         twin="every-layer-takes-nin"),
     Case("layer-unwraps-one", 8, "return [n(x) for n in self.neurons]  # always a list, even of one",
-         "out = [n(x) for n in self.neurons]\n        return out[0] if len(out) == 1 else out", "s8.one_wide_layer"),
-    Case("mlp-never-unwraps", 8, "return x[0] if len(x) == 1 else x", "return x", "s8.one_output"),
-    Case("train-keeps-values", 8, "losses.append(loss.data)", "losses.append(loss)", "s8.loss_floats"),
+         "out = [n(x) for n in self.neurons]\n        return out[0] if len(out) == 1 else out", "s8.one_wide_layer",
+         twin="one-output-unwrapped-per-layer"),
+    Case("mlp-never-unwraps", 8, "return x[0] if len(x) == 1 else x", "return x", "s8.one_output",
+         twin="mlp-never-unwraps"),
+    Case("train-keeps-values", 8, "losses.append(loss.data)", "losses.append(loss)", "s8.loss_floats",
+         twin="train-keeps-the-loss-value"),
     Case("rsub-loops", 3, "return other + (-self)", "return other - self", "crash.reflected_order_matters",
          ("crash.reflected_order_free",)),
     Case("prev-kept-as-a-list", 1, "self._prev = set(_children)", "self._prev = list(_children)",
@@ -84,16 +92,21 @@ def shown_first(output: str) -> str:
     return "\n".join(block)
 
 
-def scratch(verdict: Case, where: Path) -> Path:
-    clone(where)
-    for s in STAGES:  # every stage written as the reference, the case's with its one change
-        (where / s.source("exercises")).write_text(reference(s.number), encoding="utf-8")
+def edited(verdict: Case) -> str:
+    """The reference module of the case's stage (no markers) with the case's one change."""
     source = reference(verdict.stage)
     olds, news = (verdict.old, verdict.new) if isinstance(verdict.old, tuple) else ((verdict.old,), (verdict.new,))
     for old, new in zip(olds, news, strict=True):
         assert source.count(old) == 1, f"{verdict.id}: {old!r} is not found exactly once in stage {verdict.stage}"
         source = source.replace(old, new)
-    (where / stage(verdict.stage).source("exercises")).write_text(source, encoding="utf-8")
+    return source
+
+
+def scratch(verdict: Case, where: Path) -> Path:
+    clone(where)
+    for s in STAGES:  # every stage written as the reference, the case's with its one change
+        (where / s.source("exercises")).write_text(reference(s.number), encoding="utf-8")
+    (where / stage(verdict.stage).source("exercises")).write_text(edited(verdict), encoding="utf-8")
     return where
 
 
@@ -106,6 +119,8 @@ def runs(verdict: Case, where: Path) -> dict:
                                     "--lang", lang],
                                    cwd=where, env=env, capture_output=True, text=True, encoding="utf-8",
                                    timeout=120, check=False)
+    if verdict.twin:  # its plain pytest is test_mistakes' run of the twin (test_plain_pytest_of_a_verdict_twin...)
+        return got
     got["pytest"] = subprocess.run([sys.executable, "-m", "pytest", stage(verdict.stage).test_file, "-q",
                                     "-p", "no:cacheprovider", "--no-header"], cwd=where,
                                    env={**env, "KATA_LANG": "en"}, capture_output=True, text=True,
@@ -137,16 +152,22 @@ def test_kata_check_shows_the_cause_first(verdict, lang, outcomes):
         assert text not in output, f"{verdict.id} ({lang}): kata check says {guess} ({text!r}), a guess:\n{output}"
 
 
-@pytest.mark.timeout(900)
-@pytest.mark.parametrize("verdict", CASES, ids=[c.id for c in CASES])
-def test_plain_pytest_fails_with_the_same_message(verdict, outcomes):
-    done = outcomes[verdict.id]["pytest"]
+def plain_pytest_fails_with_the_same_message(verdict: Case, done) -> None:
+    """Plain pytest of the case's stage: exit status 1, no INTERNALERROR, the case's message said."""
     output = done.stdout + done.stderr
     assert done.returncode == 1, f"{verdict.id}: plain pytest exited {done.returncode}, expected 1 " \
                                  f"(a failure; 3 is pytest's own internal error)\n{output[-3000:]}"
     assert "INTERNALERROR" not in output, f"{verdict.id}: pytest broke\n{output[-3000:]}"
     assert fixed_part(verdict.says, "en") in output, \
         f"{verdict.id}: plain pytest never says {verdict.says}\n{output[-3000:]}"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("verdict", [c for c in CASES if not c.twin], ids=[c.id for c in CASES if not c.twin])
+def test_plain_pytest_fails_with_the_same_message(verdict, outcomes):
+    """(A case whose module is a catalogued mistake, its ``twin``, is checked on test_mistakes' run
+    of that mistake, the same plain pytest: test_plain_pytest_of_a_verdict_twin_fails_with_its_message.)"""
+    plain_pytest_fails_with_the_same_message(verdict, outcomes[verdict.id]["pytest"])
 
 
 @pytest.mark.parametrize("hook", ["pytest_runtest_logreport", "pytest_runtest_makereport"])
