@@ -233,3 +233,22 @@ def test_every_reason_the_grader_gives_is_a_catalogue_message():
                             or isinstance(value, (ast.Name, ast.Attribute))):
                         found.append(f"{Path(path).name}:{node.lineno}")
     assert not found, "a grader's reason said in words of its own (use report.say):\n" + "\n".join(found)
+
+
+def test_the_text_table_lines_up_in_japanese_as_a_terminal_shows_it(tmp_path):
+    """Kana and kanji take two columns: each column starts at the same terminal column
+    in the header and in every stage's row, in both languages."""
+    from autograd_kata.classroom.folders import prepare_stage
+    from autograd_kata.classroom.formats import as_text, title
+    from autograd_kata.classroom.report import Report
+    from autograd_kata.core.term import width
+
+    report = Report("s", [prepare_stage(stage(n), tmp_path, tmp_path / f"f{n}") for n in (1, 2)], isolated=True)
+    for lang in ("en", "ja"):
+        lines = as_text(report, lang).splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith(raw("report.col.stage", lang)))
+        rows = [lines[head]] + [line for line in lines[head + 1:] if line[:1].isdigit()]
+        title_at = {width(line[:line.index(part)]) for line, part in
+                    zip(rows, [raw("report.col.title", lang)] + [title(stage(n), lang) for n in (1, 2)], strict=True)}
+        ends = {width(line.rstrip()) for line in rows}
+        assert len(rows) == 3 and len(title_at) == 1 and len(ends) == 1, "\n".join(rows)

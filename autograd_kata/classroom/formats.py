@@ -18,6 +18,7 @@ from pathlib import Path
 from autograd_kata.classroom.report import POLICY, Report, in_language
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.outcome import TestResult
+from autograd_kata.core.term import pad, width
 
 FORMATS = ("text", "json", "gradescope", "junit")
 
@@ -34,17 +35,18 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
     second = report.isolation if report.isolated else graded
     lines = [first, second, say("report.policy", policy=say("report.policy_text"))]
     lines += [say("report.note", note=w) for w in report.warnings] + [""]
-    lines.append(f"{say('report.col.stage'):<6}{say('report.col.title'):<30}{say('report.col.tests'):>9}"
-                 f"{say('report.col.score'):>9}")
+    first_col = max(6, width(say("report.col.stage")) + 1)  # columns a terminal gives it (kana take two)
+    lines.append(pad(say("report.col.stage"), first_col) + pad(say("report.col.title"), 30)
+                 + pad(say("report.col.tests"), 9, right=True) + pad(say("report.col.score"), 9, right=True))
     for g in report.stages:
-        lines.append(f"{g.stage.number:<6}{title(g.stage, lang)[:29]:<30}{f'{g.passed}/{g.total}':>9}"
-                     f"{f'{g.score}/{g.max_score}':>9}")
+        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30)
+                     + f"{f'{g.passed}/{g.total}':>9}{f'{g.score}/{g.max_score}':>9}")
         if g.file_note():
             lines.append(f"{'':6}   {g.file_note(lang)}")
         if g.problem:
             for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{'':6}{'-> ' if i == 0 else '   '}{line}")
-    lines.append(f"{say('report.total'):<45}{f'{report.score}/{report.max_score}':>9}")
+    lines.append(pad(say("report.total"), first_col + 39) + f"{f'{report.score}/{report.max_score}':>9}")
     if report.message:
         lines += ["", report.message]
     if timed:

@@ -56,6 +56,12 @@ def width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+def pad(text: str, columns: int, right: bool = False) -> str:
+    """``text`` filled with spaces to ``columns`` terminal columns (``width``), on the left if ``right``."""
+    fill = " " * max(0, columns - width(text))
+    return fill + text if right else text + fill
+
+
 # no line starts with these (kinsoku): closing brackets, punctuation, small kana and ー
 NO_LINE_START = set("、。，．）」』】〕｝〉》・：；？！ー)]}:;,.?!ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
 

@@ -22,18 +22,13 @@ from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t, t_in
 from autograd_kata.core.manifest import STAGES, check_ids, find_root
 from autograd_kata.core.manifest import stage as stage_numbered
-from autograd_kata.core.term import say, width
+from autograd_kata.core.term import pad, say, width
 from autograd_kata.learner.feedback import first_unfinished, make_style, report, results, stage_state, state_name, title
 
 LEVELS = (1, 2, 3)
 
 
 # The report and its output live in feedback.py, shared with watch.py.
-
-def pad(text: str, columns: int, right: bool = False) -> str:
-    fill = " " * max(0, columns - width(text))
-    return fill + text if right else text + fill
-
 
 def rel(path: Path, root: Path) -> str:
     try:
