@@ -154,7 +154,7 @@ class Client:
             lineno = frames[-1][1] if frames and isinstance(error, SyntaxError) else None
             raise ImportFailed(type(error).__name__, str(error), lineno, frames)
         if self._decode(hello["ok"]) is not self.module:
-            self._fail("the sandbox's first answer was not the module")
+            self._fail(t("sandbox.bad_hello"))
 
     # the pipe -----------------------------------------------------------------------------
     def request(self, function, *args, **kwargs):
@@ -253,9 +253,9 @@ class Client:
         try:
             reply = json.loads(frame)
         except (ValueError, RecursionError):
-            self._fail("the sandbox's answer is not valid JSON (did your code write to the protocol pipe?)")
+            self._fail(t("sandbox.bad_json"))
         if type(reply) is not dict or len(reply) != 1 or not ({"ok", "error", "hung"} & reply.keys()):
-            self._fail("the sandbox's answer has the wrong shape")
+            self._fail(t("sandbox.bad_shape"))
         return reply
 
     def close(self):
@@ -311,7 +311,7 @@ class Client:
         if kind in SCALARS:
             return x
         if depth > MAX_DEPTH:
-            self._fail("the sandbox's answer is nested too deeply")
+            self._fail(t("sandbox.too_deep"))
         if kind is list:
             return [self._decode(i, depth + 1) for i in x]
         if kind is dict and "H" in x and x.keys() <= {"H", "c"} and type(x["H"]) is int:
@@ -347,7 +347,7 @@ class Client:
         becomes a RemoteError subclass of that name and of its nearest builtin base)."""
         shape = {"type": str, "builtin": str, "args": list, "message": str, "frames": list}
         if type(e) is not dict or e.keys() != shape.keys() or any(type(e[k]) is not t for k, t in shape.items()):
-            self._fail("the sandbox reported an error in the wrong shape")
+            self._fail(t("sandbox.bad_error"))
         frames = [(cut(f[0], MAX_LINE), f[1], cut(f[2], MAX_LINE)) for f in e["frames"][-MAX_FRAMES:]
                   if type(f) is list and len(f) == 3 and [type(i) for i in f] == [str, int, str]]
         e["message"] = cut(e["message"], MAX_MESSAGE)

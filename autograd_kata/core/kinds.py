@@ -1,10 +1,10 @@
 """The kinds of failure: one list, data that crosses from the test process to every reader.
 
 Most basic first: the order ``kata check`` shows them in (a module that does not
-import explains every other failure).  The root conftest names a failing test's
-kind where it rewrites the test's message (``results.record_kind``); the results
-file carries it (``"kind"``), and the learner's runner, its cache, the feedback,
-the grader and the class summary read it from there, never from the words,
+import explains every other failure).  The teaching verdicts (``core/verdicts.py``)
+name a failing test's kind where they rewrite the test's message (``results.record_kind``);
+the results file carries it (``"kind"``), and every reader gets it as a field of the one
+model (``core/outcome.py``'s ``TestResult.kind``), never from the words,
 which are in whatever language the run spoke.  Each kind's name for a learner
 is the catalogue's ``check.kind.<kind>``.
 """

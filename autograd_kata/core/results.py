@@ -57,7 +57,7 @@ def record_said(report, said: list, mistakes: list[str]) -> None:
 
 
 def record_where(report, path: str, line: int) -> None:
-    """Name the learner's line ``report``'s failure happened in (a crash, a hang), for the results file."""
+    """Name the learner's line ``report``'s failure stopped in (a crash, a hang, a stub), for the results file."""
     report.user_properties = [p for p in report.user_properties if p[0] != WHERE_PROPERTY] + \
         [(WHERE_PROPERTY, [path, int(line)])]
 

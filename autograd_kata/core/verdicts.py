@@ -88,8 +88,8 @@ def _is_timeout(error) -> bool:
 
 
 def pytest_runtest_logstart(nodeid, location):
-    """A test starts with nothing said: a plugin's setup that stops it before ours runs
-    (the judge's stage budget) must not find the previous test's messages."""
+    """A test starts with nothing said, before any setup: a plugin's setup that stops it
+    before ours runs (the judge's stage budget) must not find the previous test's messages."""
     SAID.clear()
 
 
@@ -97,7 +97,6 @@ def pytest_runtest_logstart(nodeid, location):
 def pytest_runtest_setup(item):
     """After a stage's first hang, its other tests are not run: one loop costs seconds, not minutes."""
     stage = _stage_of(item)
-    SAID.clear()
     hung = item.config.stash.get(HUNG, {}).get(stage.number) if stage else None
     if hung:
         not_run(t("check.not_run", n=stage.number, test=hung))

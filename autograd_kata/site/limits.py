@@ -209,4 +209,3 @@ def pytest_collection_modifyitems(config, items):
         LEFT_OUT.extend(item.name for item in out)
         config.hook.pytest_deselected(items=out)
         items[:] = [item for item in items if item not in out]
-
