@@ -237,7 +237,7 @@ def test_every_reason_the_grader_gives_is_a_catalogue_message():
 
 def test_the_text_table_lines_up_in_japanese_as_a_terminal_shows_it(tmp_path):
     """Kana and kanji take two columns: each column starts at the same terminal column
-    in the header and in every stage's row, in both languages."""
+    in the header and in every stage's row, and a reason under its stage's title, in both languages."""
     from autograd_kata.classroom.folders import prepare_stage
     from autograd_kata.classroom.formats import as_text, title
     from autograd_kata.classroom.report import Report
@@ -251,4 +251,6 @@ def test_the_text_table_lines_up_in_japanese_as_a_terminal_shows_it(tmp_path):
         title_at = {width(line[:line.index(part)]) for line, part in
                     zip(rows, [raw("report.col.title", lang)] + [title(stage(n), lang) for n in (1, 2)], strict=True)}
         ends = {width(line.rstrip()) for line in rows}
+        arrows = {width(line[:line.index("->")]) for line in lines if line.lstrip().startswith("->")}
         assert len(rows) == 3 and len(title_at) == 1 and len(ends) == 1, "\n".join(rows)
+        assert arrows == title_at, "a stage's reason starts where its title does:\n" + "\n".join(lines)

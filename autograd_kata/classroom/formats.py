@@ -41,11 +41,12 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
     for g in report.stages:
         lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30)
                      + f"{f'{g.passed}/{g.total}':>9}{f'{g.score}/{g.max_score}':>9}")
+        indent = " " * first_col
         if g.file_note():
-            lines.append(f"{'':6}   {g.file_note(lang)}")
+            lines.append(f"{indent}   {g.file_note(lang)}")
         if g.problem:
             for i, line in enumerate(g.problem.splitlines()[:6]):
-                lines.append(f"{'':6}{'-> ' if i == 0 else '   '}{line}")
+                lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
     lines.append(pad(say("report.total"), first_col + 39) + f"{f'{report.score}/{report.max_score}':>9}")
     if report.message:
         lines += ["", report.message]
