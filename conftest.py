@@ -10,11 +10,11 @@
 * How a failure reads (one line for a stub not written yet or a module that
   does not import, a hang with its line, a crash with the learner's line) and
   what it is as data (its kind, its messages, the mistake they name) is the
-  teaching verdicts' plugin, ``autograd_kata/core/verdicts.py``, loaded here.
+  teaching verdicts' plugin, ``autograd_kata/core/results/verdicts.py``, loaded here.
 * Grading runs these same tests with ``--sandbox=FOLDER``: the module is then
   imported from FOLDER by a separate sandbox process (started through
-  ``autograd_kata.classroom.jail``), and ``engine`` is a proxy for it
-  (``autograd_kata.classroom.remote``); this process never imports it.
+  ``autograd_kata.classroom.sandbox.jail``), and ``engine`` is a proxy for it
+  (``autograd_kata.classroom.sandbox.remote``); this process never imports it.
 * Every stage test has a time limit sized to the tests (``STAGE_TIMEOUT`` below:
   2 s, where the slowest passing test takes about 0.1 s); a test marked
   ``heavy`` (or ``own_stage_only``, or ``properties``) gets ``HEAVY_TIMEOUT``.
@@ -35,7 +35,7 @@ from autograd_kata.core.manifest import IMPLS, STAGES, impl_problem, stage_of_mo
 
 # the teaching verdicts (one-line failures, hangs, crashes, kinds and mistakes as data);
 # imported by pytest as a plugin, so this file imports from it only inside functions
-pytest_plugins = ("autograd_kata.core.verdicts",)
+pytest_plugins = ("autograd_kata.core.results.verdicts",)
 
 # Time limits of the stage tests, in seconds (wall clock). The slowest passing
 # test that is not heavy takes ~0.1 s (stage 8's training), so 2 s finds a loop
@@ -135,7 +135,7 @@ def engine(request):
         return importlib.import_module(name)
     except Exception as error:  # a SyntaxError in the learner's file, a bad import, ...
         sys.modules.pop(name, None)
-        from autograd_kata.core.verdicts import broken
+        from autograd_kata.core.results.verdicts import broken
         lineno = error.lineno if isinstance(error, SyntaxError) else None
         raise broken(name, type(error).__name__, error, lineno) from None
 
@@ -146,8 +146,8 @@ SANDBOXES = pytest.StashKey[dict]()
 def remote_engine(config, name):
     """One sandbox per stage module for the whole session; a module that does not import,
     or a sandbox that could not start, gives every later test the same one-line failure."""
-    from autograd_kata.classroom import jail, remote  # grading only: the learner's run never loads them
-    from autograd_kata.core.verdicts import ModuleBroken, broken
+    from autograd_kata.classroom.sandbox import jail, remote
+    from autograd_kata.core.results.verdicts import ModuleBroken, broken
 
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
@@ -201,7 +201,7 @@ def pytest_runtest_teardown(item, nextitem):
 
 def sandbox_call_timeout() -> float:
     """Seconds the judge waits for one answer of the sandbox (KATA_SANDBOX_TIMEOUT)."""
-    from autograd_kata.classroom import remote
+    from autograd_kata.classroom.sandbox import remote
     return float(os.environ.get("KATA_SANDBOX_TIMEOUT") or remote.CALL_TIMEOUT)
 
 

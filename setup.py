@@ -2,7 +2,7 @@
 
 1. The wheel's ``autograd_kata/kit/``: the learner's kata that ``kata init``
    writes out (stubs, tests, hints, the learner's README; no reference code),
-   made here from the repository or the sdist by ``autograd_kata.classroom.kit``
+   made here from the repository or the sdist by ``autograd_kata.learner.init``
    and scanned with ``kata release``'s leak scan: a leak fails the build.
 2. The long description shown on the package index: README.md with every
    relative link and picture made absolute (into the repository named by
@@ -52,7 +52,7 @@ class BuildPyWithKit(build_py):
             return
         sys.path.insert(0, str(HERE))
         try:
-            from autograd_kata.classroom.kit import KIT, write_kit
+            from autograd_kata.learner.init import KIT, write_kit
         finally:
             sys.path.remove(str(HERE))
         # a build/ folder left from an older build may hold what the wheel must not

@@ -88,9 +88,9 @@ PICTURE_FIELDS = From(f"{PICTURES}:help_fields")
 
 # The order is the order of `kata --help`.
 COMMANDS: dict[str, Command] = {c.name: c for c in (
-    Command("init", "learners", "autograd_kata.classroom.kit:init_command", (
+    Command("init", "learners", "autograd_kata.learner.init:init_command", (
         arg("folder", nargs="?", default=manifest.INIT_FOLDER, metavar="DIR", help="help.init.folder"),),
-        fields=From("autograd_kata.classroom.kit:help_fields")),
+        fields=From("autograd_kata.learner.init:help_fields")),
     Command("status", "learners", f"{LEARNER}:status"),
     Command("check", "learners", f"{LEARNER}:check", (
         STAGE_OR_NEXT,
@@ -123,7 +123,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("--fetch", dest="fetch_deps", action="store_true", help="help.site.fetch"))),
     Command("grade", "instructors", f"{CLASSROOM}:grade", (
         arg("--submission", metavar="DIR", help="help.grade.submission"),
-        arg("--format", dest="fmt", choices=From("autograd_kata.classroom.formats:FORMATS"), default="text",
+        arg("--format", dest="fmt", choices=From("autograd_kata.classroom.grading.formats:FORMATS"), default="text",
             help="help.grade.format"),
         arg("--out", metavar="PATH", help="help.grade.out"),
         arg("--stage", dest="stages", action="append", metavar="N", help="help.grade.stage"),

@@ -2,7 +2,7 @@
 the instructors' commands offered, in a student copy too.
 
 A student copy's ``kata`` offers the learners' commands only; the GitHub
-Actions workflow it ships (``classroom/templates/kata-grade.yml.tmpl``) grades with
+Actions workflow it ships (``templates/kata-grade.yml.tmpl``) grades with
 this entry instead.  It sits on top, beside ``cli.py``: nothing
 below imports it (tooltests/test_imports.py).
 """

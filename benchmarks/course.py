@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograd_kata.classroom import class_outputs, course  # noqa: E402
+from autograd_kata.classroom.course import outputs as class_outputs  # noqa: E402
+from autograd_kata.classroom.course import run as course  # noqa: E402
 from autograd_kata.core.build import strip_markers, stub_source  # noqa: E402
 from autograd_kata.core.manifest import STAGES  # noqa: E402
 from autograd_kata.core.runner import plugin_args  # noqa: E402

@@ -18,7 +18,7 @@ from autograd_kata.core.i18n import t
 # RuleBroken: a failed expectation whose message is the whole story (no traceback needed);
 # SAID: every failure message of the running test, as said (i18n.Text), which the teaching
 # verdicts read after the test to record the messages as data and the mistake they name.
-from autograd_kata.core.verdicts import SAID, RuleBroken
+from autograd_kata.core.results.verdicts import SAID, RuleBroken
 
 TOL = 1e-6
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograd_kata.classroom.release import source_files
 from autograd_kata.core.build import strip_markers, stub_source
 from autograd_kata.core.manifest import stage
+from autograd_kata.core.student_copy import source_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

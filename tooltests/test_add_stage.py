@@ -134,9 +134,9 @@ def added(tmp_path_factory):
     said["no catalogue: kata"] = kata(copy)
     # 2. the catalogue: the title, the lesson and the test's messages, in English and Japanese
     for lang, block in MESSAGES.items():
-        po = copy / "autograd_kata" / "locales" / f"{lang}.po"
-        po.write_text(po.read_text(encoding="utf-8").rstrip("\n") + f"\n\n# --- stage {N}\n" + block,
-                      encoding="utf-8")
+        header = (copy / "autograd_kata" / "locales" / lang / "stage08.po").read_text(encoding="utf-8")
+        header = header[:header.index("\n\n", header.index('msgid ""')) + 2]
+        (copy / "autograd_kata" / "locales" / lang / f"stage{N:02d}.po").write_text(header + block, encoding="utf-8")
     # 3. the code, in the one engine source: the docstring after the last one, the code at the end
     engine = copy / "reference" / "engine.py"
     docs = engine.read_text(encoding="utf-8")
@@ -164,7 +164,8 @@ def test_a_stage_without_its_catalogue_entries_is_one_line_naming_the_id(added):
         code, out, err = said[step]
         assert code == 1 and "Traceback" not in err, (step, err)
         assert err.startswith(f"kata: stage {N} names the message title.stage{N} (title_id in "
-                              "autograd_kata/core/manifest.py)") and "en.po, ja.po" in err, (step, err)
+                              "autograd_kata/core/manifest.py)"), (step, err)
+        assert f"locales/{{en,ja}}/stage{N:02d}.po" in err, (step, err)
         assert err.count("\n") == 1, err
 
 

@@ -36,10 +36,10 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom import jail, jailroot, pool
-from autograd_kata.classroom.gradescope import build_autograder, unpack
-from autograd_kata.classroom.release import source_files
+from autograd_kata.classroom.platforms.gradescope import build_autograder, unpack
+from autograd_kata.classroom.sandbox import jail, jailroot, pool
 from autograd_kata.core.manifest import STAGES
+from autograd_kata.core.student_copy import source_files
 from kit import reference, stub
 
 FOUND = jail.detect()
@@ -430,7 +430,7 @@ def sandboxes_alive() -> list[str]:
 
 def readme_row(mode: str) -> list[str]:
     """README's row of the isolation table for ``mode``: read, write, signal, keep."""
-    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+    for line in (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 5 and f"(`{mode}`)" in cells[0]:
             return cells[1:]

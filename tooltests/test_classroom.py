@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom.formats import as_gradescope, as_json, as_junit, as_text
-from autograd_kata.classroom.grade import grade
-from autograd_kata.classroom.gradescope import build_autograder, unpack
-from autograd_kata.classroom.release import scan
-from autograd_kata.classroom.report import Report
+from autograd_kata.classroom.grading.formats import as_gradescope, as_json, as_junit, as_text
+from autograd_kata.classroom.grading.grade import grade
+from autograd_kata.classroom.grading.report import Report
+from autograd_kata.classroom.platforms.gradescope import build_autograder, unpack
+from autograd_kata.core.leaks import scan
 from autograd_kata.core.manifest import STAGES, stage
 from kit import clone, reference, run, stub
 
@@ -228,7 +228,7 @@ def test_several_candidate_files_are_named_and_the_rule_picks_one(tmp_path):
 
 
 def test_the_report_says_first_when_there_was_no_uid_isolation():
-    from autograd_kata.classroom import jail
+    from autograd_kata.classroom.sandbox import jail
     line = jail.Isolation("none", "isolation.why.no_userns").line
     report = Report("somewhere", [], isolated=False, isolation=line)
     assert as_text(report).splitlines()[0].startswith("uid isolation was not available")
@@ -237,7 +237,7 @@ def test_the_report_says_first_when_there_was_no_uid_isolation():
 
 
 def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_says_so(tmp_path, monkeypatch):
-    from autograd_kata.classroom import jail
+    from autograd_kata.classroom.sandbox import jail
     found = jail.Isolation("none", "isolation.why.no_userns")
     monkeypatch.setattr(jail, "detect", lambda: found)
     line = found.line
@@ -250,7 +250,7 @@ def test_without_the_uid_boundary_the_same_two_processes_grade_and_the_report_sa
 
 
 def test_stages_run_as_parallel_as_the_cpus_this_process_may_use():
-    from autograd_kata.classroom.grade import jobs_default
+    from autograd_kata.classroom.grading.grade import jobs_default
     assert jobs_default() == len(os.sched_getaffinity(0))
 
 
@@ -406,7 +406,7 @@ def test_run_autograder_trusts_only_a_grader_that_says_it_graded(tmp_path):
 def test_the_readmes_try_it_locally_recipe_works_word_for_word():
     """The README's recipe, run as written (from the repository, the venv active): it
     always yields a results.json, here the untouched stubs' 0."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
     block = readme.split("Try it locally", 1)[1].split("\n\n", 2)[1]
     lines = [line[4:] for line in block.splitlines()]
     assert all(line.strip() for line in lines) and lines[-1].startswith("python -m json.tool"), block

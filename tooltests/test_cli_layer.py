@@ -231,9 +231,9 @@ def test_kata_help_imports_no_handler_module():
 # --- the Classroom workflow's entry ------------------------------------------------------
 
 def test_the_workflow_grades_through_the_instructor_entry():
-    text = (PACKAGE / "classroom" / "templates" / "kata-grade.yml.tmpl").read_text(encoding="utf-8")
+    text = (PACKAGE / "templates" / "kata-grade.yml.tmpl").read_text(encoding="utf-8")
     assert "python -m autograd_kata.instructor grade --format junit" in text
-    assert '"-m", "autograd_kata.instructor", "grade"' in (PACKAGE / "classroom" / "templates" /
+    assert '"-m", "autograd_kata.instructor", "grade"' in (PACKAGE / "templates" /
                                                            "classroom50_autograder.py.tmpl").read_text(encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "autograd_kata.instructor", "grade", "--stage", "99"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,

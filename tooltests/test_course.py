@@ -1,4 +1,4 @@
-"""``kata grade --class`` for a whole course (classroom/course.py): the CSV, every
+"""``kata grade --class`` for a whole course (classroom/course/run.py): the CSV, every
 student's reports, resuming, one student regraded, seeds, shards and merges, the
 class summary, and the Kubernetes and Actions files README gives.
 
@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograd_kata.classroom import class_outputs, course, roster
-from autograd_kata.classroom.report import Report, StageGrade
+from autograd_kata.classroom.course import outputs as class_outputs
+from autograd_kata.classroom.course import roster
+from autograd_kata.classroom.course import run as course
+from autograd_kata.classroom.grading.report import Report, StageGrade
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.core.mistakes import PHRASES, label
-from autograd_kata.core.outcome import TestResult as Result
+from autograd_kata.core.results.model import TestResult as Result
 from kit import reference, run, stub
 
 pytestmark = pytest.mark.timeout(240)
@@ -66,7 +68,7 @@ def fake_kind(message: str) -> str:
 
 
 def fake_mistakes(message: str, number: int) -> tuple:
-    """The mistakes the real judge names for such a message (core/verdicts.py: the phrases of
+    """The mistakes the real judge names for such a message (core/results/verdicts.py: the phrases of
     its stage in its English words)."""
     return tuple(dict.fromkeys(ident for n, phrase, ident in PHRASES if n == number and phrase in message))
 
@@ -428,7 +430,7 @@ def test_a_seed_reproduces_a_report_byte_for_byte(tmp_path):
 # --- README: Kubernetes and GitHub Actions ------------------------------------------------------------
 
 def readme_yaml(marker: str) -> dict:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
     found = [yaml.safe_load(b) for b in blocks if marker in b]
     assert len(found) == 1, f"README has {len(found)} yaml blocks with {marker!r}"
@@ -478,7 +480,7 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     proc = run([sys.executable, "-m", "autograd_kata.cli", "autograder", "--classroom50", str(folder)], cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (folder / "autograder.py").is_file() and (folder / "tests" / "conftest.py").is_file()
-    assert (folder / "autograd_kata" / "classroom" / "grade.py").is_file()
+    assert (folder / "autograd_kata" / "classroom" / "grading" / "grade.py").is_file()
     assert not (folder / "solutions").exists() and not (folder / "autograd_kata" / "maintainer").exists()
     again = run([sys.executable, "-m", "autograd_kata.cli", "autograder", "--classroom50", str(folder)], cwd=ROOT)
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
@@ -526,7 +528,7 @@ def a_report() -> Report:
 
 
 def test_every_report_format_speaks_the_language_asked_and_english_by_default():
-    from autograd_kata.classroom.formats import FORMATS, POLICY, render
+    from autograd_kata.classroom.grading.formats import FORMATS, POLICY, render
     from autograd_kata.core.i18n import t_in
 
     assert t_in("en", "report.policy_text") == POLICY

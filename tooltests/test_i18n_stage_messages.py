@@ -141,7 +141,7 @@ def run_case(case, lang, where: Path) -> tuple[dict, str]:
     results = where / "results.json"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", s.test_file, "-q", "-rf", "--no-header", "-p", "no:cacheprovider",
-         "-p", "autograd_kata.core.results", f"--kata-results={results}"],
+         "-p", "autograd_kata.core.results.channel", f"--kata-results={results}"],
         cwd=where, env=env, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, check=False)
     if not results.is_file():
         raise AssertionError(f"{name} ({lang}): no results, pytest exited {done.returncode}\n{done.stdout[-2000:]}"

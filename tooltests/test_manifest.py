@@ -127,8 +127,8 @@ def test_a_stage_whose_id_is_missing_is_one_line_that_names_it(monkeypatch, caps
     missing = getattr(nine, field)
     assert err == (f"kata: stage {nine.number} names the message {missing} ({field} in "
                    f"autograd_kata/core/manifest.py), and the catalogue has no such message: add an entry "
-                   f"`msgid \"{missing}\"` to autograd_kata/locales/en.po, ja.po (the recipe: README.md, "
-                   f"\"Adding a stage\").\n")
+                   f"`msgid \"{missing}\"` to autograd_kata/locales/{{en,ja}}/stage{nine.number:02d}.po (the "
+                   f"recipe: docs/maintainers.md, \"Adding a stage\").\n")
 
 
 ARTICLE_MAPS = sorted((ROOT / "docs").glob("article-map*.md"))
@@ -159,7 +159,7 @@ def test_every_test_the_article_map_names_exists_where_it_says(article_map):
 
 def learner_part(name: str) -> str:
     """A README up to its instructors' and maintainers' sections (which stay English only)."""
-    from autograd_kata.classroom.release import README_DROPPED
+    from autograd_kata.core.student_copy import README_DROPPED
     lines = (ROOT / name).read_text(encoding="utf-8").splitlines(keepends=True)
     cut = next((i for i, line in enumerate(lines) if README_DROPPED.match(line)), len(lines))
     return "".join(lines[:cut])
@@ -182,7 +182,7 @@ def skeleton(text: str) -> dict:
 
 @pytest.mark.parametrize("copy", ["clone", "student"])
 def test_the_japanese_readme_has_the_english_ones_sections_and_commands(copy):
-    from autograd_kata.classroom.release import student_readme
+    from autograd_kata.core.student_copy import student_readme
     english, japanese = learner_part("README.md"), (ROOT / "README.ja.md").read_text(encoding="utf-8")
     if copy == "student":
         english, japanese = student_readme(english), student_readme(japanese)

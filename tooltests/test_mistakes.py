@@ -88,7 +88,7 @@ def outcomes(request, tmp_path_factory):
 
     def one(mistake, where):
         try:  # with every test's outcome as data too (results.json), for the class summary's test
-            return run_stage_with(mistake, where, "-p", "autograd_kata.core.results",
+            return run_stage_with(mistake, where, "-p", "autograd_kata.core.results.channel",
                                   f"--kata-results={where / 'results.json'}")
         except BaseException as error:  # noqa: BLE001 - reported by the mistake's own test
             return error
@@ -211,14 +211,14 @@ def test_the_mistake_is_not_blamed_on_another(mistake, outcomes):
 def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_path):
     """A class with every catalogued mistake planted, one student (named after it) per mistake,
     each graded from its stage's real test outcomes (results.json of the run above): the class
-    summary (classroom/class_outputs.py) names exactly the planted mistakes, each under its label with
+    summary (classroom/course/outputs.py) names exactly the planted mistakes, each under its label with
     exactly the students who made it (and, for a student, only what ALSO_TRUE or a phrase inside
     the planted one's makes true too). Grading through the judge is test_course.py's."""
-    from autograd_kata.classroom.class_outputs import class_summary
-    from autograd_kata.classroom.records import record, stubs
-    from autograd_kata.classroom.report import Report, StageGrade
+    from autograd_kata.classroom.course.outputs import class_summary
+    from autograd_kata.classroom.course.records import record, stubs
+    from autograd_kata.classroom.grading.report import Report, StageGrade
     from autograd_kata.core.mistakes import label
-    from autograd_kata.core.outcome import TestResult
+    from autograd_kata.core.results.model import TestResult
 
     if set(outcomes) != {m.id for m in MISTAKES}:
         pytest.skip("needs every mistake's run: run the whole file")

@@ -59,12 +59,15 @@ def test_every_mutant_killed_passes(tmp_path, fake_mutmut):
 @pytest.mark.parametrize(("readme", "verdict"), [
     ("time (2 of 2 killed), and", None),
     ("time (956 of 956 killed), and",
-     "README.md says (956 of 956 killed), this run killed 2 of 2: write (2 of 2 killed)"),
-    ("time, and", "README.md's 'Mutation gate' paragraph has no figure '(N of N killed)': write (2 of 2 killed)"),
+     "docs/maintainers.md says (956 of 956 killed), this run killed 2 of 2: write (2 of 2 killed)"),
+    ("time, and",
+     "docs/maintainers.md's 'Mutation gate' paragraph has no figure '(N of N killed)': write (2 of 2 killed)"),
 ])
 def test_readmes_figure_is_checked_against_the_run(tmp_path, fake_mutmut, readme, verdict):
     fake_mutmut["results"] = {ADD: "killed", TRAIN: "killed"}
-    (tmp_path / "README.md").write_text(f"It prints the wall\n{readme} fails unless ...\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "maintainers.md").write_text(f"It prints the wall\n{readme} fails unless ...\n",
+                                                      encoding="utf-8")
     lines = []
     assert gate(tmp_path, out=lines.append) == (0 if verdict is None else 1)
     text = "\n".join(lines)

@@ -189,7 +189,7 @@ def follow_the_recipe(root: Path) -> None:
     test_file = root / stage(4).test_file
     before(test_file, "\n\n# relu: slope 1 above 0", TEST_LOG)
     for lang, block in CATALOGUE.items():
-        po = root / f"autograd_kata/locales/{lang}.po"
+        po = root / f"autograd_kata/locales/{lang}/stage04.po"
         po.write_text(po.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + block, encoding="utf-8")
     # 3. both hint files, levels 2 and 3
     for lang, lines in HINTS.items():
@@ -198,8 +198,8 @@ def follow_the_recipe(root: Path) -> None:
     # 4. a rule's mistake: the rule with = (the label went in with the catalogue entries)
     before(root / "autograd_kata/maintainer/mistakes.py", '    Mistake("pow-rule-assigns", "pow-assigns",', MISTAKE_LOG)
     # 5. README: the stage table names it; the mistake count
-    readme = root / "README.md"
-    edit(readme, "| `tanh`, `exp`, `relu`, `**`, `/` |", "| `tanh`, `exp`, `relu`, `log`, `**`, `/` |")
+    edit(root / "README.md", "| `tanh`, `exp`, `relu`, `**`, `/` |", "| `tanh`, `exp`, `relu`, `log`, `**`, `/` |")
+    readme = root / "docs" / "maintainers.md"
     text = readme.read_text(encoding="utf-8")
     count = re.search(r"\", (\d+) in all\)", text)
     assert count, "README's mistake count moved: update follow_the_recipe"
@@ -211,11 +211,11 @@ def follow_the_recipe(root: Path) -> None:
 
 def test_the_recipe_for_adding_an_operation_is_complete():
     """Every step the recipe test takes is one README names (so the two cannot drift apart)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
     recipe = readme[readme.index("**Adding an operation.**"):]
     recipe = recipe[:recipe.index("\n\n")]
     for named in ("autograd_kata/core/operations.py", "reference/engine.py", "# BEGIN SOLUTION", "# before 6:",
-                  "kata build", "tests/test_stageNN_", "autograd_kata/locales/*.po", "hints/en", "hints/ja",
+                  "kata build", "tests/test_stageNN_", "autograd_kata/locales/*/stageNN.po", "hints/en", "hints/ja",
                   "-rule-assigns", "autograd_kata/maintainer/mistakes.py", "mistake.<name>-assigns",
                   "stage table", "mistake count", "tooltests/test_operations.py"):
         assert named in recipe, f"README's recipe 'Adding an operation' does not name {named!r}, a step this test takes"

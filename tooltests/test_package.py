@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 
 from autograd_kata import __version__, cli
-from autograd_kata.classroom.kit import kit_files
-from autograd_kata.classroom.release import normalize, scan
 from autograd_kata.core.build import expected_exercises
+from autograd_kata.core.leaks import normalize, scan
 from autograd_kata.core.manifest import INIT_FOLDER, STAGES, is_student_copy, source_url
+from autograd_kata.learner.init import kit_files
 from kit import run, run_kata
 
 pytestmark = pytest.mark.timeout(600)  # building, a fresh venv and pip install take a while on two busy cores
@@ -111,7 +111,7 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     for needed in ("LICENSE", "README.md", "README.ja.md", "CHANGELOG.md", "conftest.py", "pyproject.toml", "setup.py",
                    ".gitignore", "reference/engine.py", "tests/expect.py",
-                   "autograd_kata/classroom/templates/kata-grade.yml.tmpl", "autograd_kata/maintainer/mistakes.py",
+                   "autograd_kata/templates/kata-grade.yml.tmpl", "autograd_kata/maintainer/mistakes.py",
                    "autograd_kata/maintainer/equivalent_mutants.json"):
         assert needed in names, needed
     for s in STAGES:
@@ -119,7 +119,7 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     assert not [n for n in names if n.startswith(("tooltests/", ".ci/")) or "__pycache__" in n]
     with zipfile.ZipFile(wheel) as whl:
         inside = set(whl.namelist())
-    assert "autograd_kata/classroom/templates/verify_release.py.tmpl" in inside
+    assert "autograd_kata/templates/verify_release.py.tmpl" in inside
     # what `kata site --fetch` builds the page's editor from, for an instructor who installed the wheel
     from autograd_kata.site.codemirror import PROJECT
     assert {f"autograd_kata/site/editor/{name}" for name in PROJECT} <= inside
@@ -347,7 +347,7 @@ def test_kata_init_from_a_clone_writes_the_kit_and_refuses_a_folder_in_use(capsy
 
 def test_the_learner_pyproject_is_pytest_settings_and_this_version_of_the_tool(tmp_path):
     tomllib = pytest.importorskip("tomllib")
-    from autograd_kata.classroom.kit import learner_pyproject
+    from autograd_kata.learner.init import learner_pyproject
 
     ours = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     text = learner_pyproject((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -386,7 +386,7 @@ def test_without_the_maintainers_package_their_commands_are_not_offered(capsys, 
 # --- files no tool mistakes, files git ignores --------------------------------------------
 
 def test_template_files_are_named_so_no_tool_takes_them_for_configuration():
-    templates = sorted((PACKAGE / "classroom" / "templates").iterdir())
+    templates = sorted((PACKAGE / "templates").iterdir())
     assert templates and all(p.name.endswith(".tmpl") for p in templates), templates
     config_names = {"pyproject.toml", "setup.cfg", "tox.ini", "ruff.toml", ".ruff.toml", "mypy.ini", ".mypy.ini",
                     "pytest.ini", ".pre-commit-config.yaml"}
@@ -395,7 +395,8 @@ def test_template_files_are_named_so_no_tool_takes_them_for_configuration():
 
 def readme_outputs() -> list[str]:
     """The relative paths the README's commands write (their --out), but committed pictures."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "".join((ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "docs/instructors.md",
+                                                                            "docs/maintainers.md"))
     outs = re.findall(r"--out\s+([^\s`)]+)", text)
     return sorted({o for o in outs if not o.startswith(("/", "docs/pictures/"))})
 

@@ -19,21 +19,14 @@ from pathlib import Path
 import pytest
 
 from autograd_kata import __version__
-from autograd_kata.classroom.release import (
-    WORKFLOW,
-    grading_workflow,
-    protected_files,
-    release,
-    scan,
-    sha256,
-    student_pyproject,
-    student_readme,
-)
+from autograd_kata.classroom.release import WORKFLOW, grading_workflow, protected_files, release
 from autograd_kata.cli import AUDIENCE, NOT_IN_A_STUDENT_COPY
 from autograd_kata.core.build import PRISTINE_DIR, pristine_path, regions
 from autograd_kata.core.errors import Refusal
+from autograd_kata.core.leaks import scan
 from autograd_kata.core.manifest import READMES, RELEASE_FILE, STAGES, impl_problem, stage, student_role
 from autograd_kata.core.state import pristine_stub
+from autograd_kata.core.student_copy import sha256, student_pyproject, student_readme
 from kit import clone, reference, run, stub
 
 pytestmark = pytest.mark.timeout(600)  # a fresh venv and pip install take a while on two busy cores
@@ -88,7 +81,7 @@ def test_the_copy_holds_exactly_the_allow_list_and_no_reference_code(released):
         assert pristine_stub(s, released) == stub(s.number)
         assert (released / s.test_file).is_file()
     for name in ("conftest.py", "pyproject.toml", "README.md", ".gitignore", "LICENSE", "autograd_kata/cli.py",
-                 "tests/expect.py", "autograd_kata/classroom/templates/verify_release.py.tmpl"):
+                 "tests/expect.py", "autograd_kata/templates/verify_release.py.tmpl"):
         assert (released / name).is_file(), name
     hints = sorted(p.relative_to(ROOT) for p in (ROOT / "hints").rglob("*.md"))
     assert hints == sorted(p.relative_to(released) for p in (released / "hints").rglob("*.md"))
@@ -304,7 +297,8 @@ def test_the_verification_passes_on_the_release(released, tmp_path):
     (lambda c: (c / "tests" / "test_zz_all_pass.py").write_text("def test_ok():\n    pass\n"),
      "tests/test_zz_all_pass.py was added"),
     (lambda c: (c / "conftest.py").unlink(), "conftest.py is missing"),
-    (lambda c: (c / "autograd_kata" / "core" / "results.py").write_text(""), "autograd_kata/core/results.py"),
+    (lambda c: (c / "autograd_kata" / "core" / "results" / "channel.py").write_text(""),
+     "autograd_kata/core/results/channel.py"),
     (lambda c: (c / "pyproject.toml").write_text((c / "pyproject.toml").read_text() + "\n# x\n"), "pyproject.toml"),
     (lambda c: (c / WORKFLOW).write_text((c / WORKFLOW).read_text().replace("exit $status", "exit 0")),
      "this workflow"),

@@ -1,4 +1,4 @@
-"""The judge/sandbox pipe (classroom/remote.py + sandbox_server.py): the proxies behave
+"""The judge/sandbox pipe (classroom/sandbox/remote.py + sandbox_server.py): the proxies behave
 as the module would locally, only data crosses, and a hostile or broken sandbox costs a
 plain failure, never a hang and never a pass."""
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom import jail, jailroot, pool, remote
-from autograd_kata.classroom.jail import launcher
+from autograd_kata.classroom.sandbox import jail, jailroot, pool, remote
+from autograd_kata.classroom.sandbox.jail import launcher
 from autograd_kata.core.manifest import STAGES
 from expect import in_engine
 
@@ -543,7 +543,7 @@ def stage_folder(tmp_path, impl, source, edit=None):
 def run_stage_tests(folder, *args, env=None):
     results = folder / "results.json"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                           "-p", "autograd_kata.core.results", f"--kata-results={results}",
+                           "-p", "autograd_kata.core.results.channel", f"--kata-results={results}",
                            f"--sandbox={folder}", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=280, env={**os.environ, "KATA_IMPL": "", **(env or {})})
     data = json.loads(results.read_text(encoding="utf-8"))

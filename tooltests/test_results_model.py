@@ -1,4 +1,4 @@
-"""One results model (``core/outcome.py``): one place reads the results file's entries,
+"""One results model (``core/results/model.py``): one place reads the results file's entries,
 no reader derives a failure's kind from its words, and every reader gets the same facts.
 
 The checks read the package's source (like ``test_imports.py``): a new module that
@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from autograd_kata.classroom.report import StageGrade, fill
+from autograd_kata.classroom.grading.report import StageGrade, fill
 from autograd_kata.core import runner, state
 from autograd_kata.core.manifest import stage
-from autograd_kata.core.outcome import TestResult
+from autograd_kata.core.results.model import TestResult
 
 PACKAGE = Path(__file__).resolve().parent.parent / "autograd_kata"
-WRITER, MODEL = "core/results.py", "core/outcome.py"
-# the fields of a results entry that only the model reads (core/results.py writes them;
+WRITER, MODEL = "core/results/channel.py", "core/results/model.py"
+# the fields of a results entry that only the model reads (core/results/channel.py writes them;
 # "mistakes" and "kind" are left out: the class records have fields of those names too)
 ENTRY_FIELDS = {"outcome", "said", "where", "duration", "called"}
 # the modules that write failure messages, and so may say a kind's catalogue prefix
-MESSAGE_WRITERS = {"core/explain.py", "core/verdicts.py", "core/runner.py"}
+MESSAGE_WRITERS = {"core/explain.py", "core/results/verdicts.py", "core/runner.py"}
 
 
 def sources():
@@ -46,7 +46,7 @@ def _key(node) -> str | None:
 def test_only_the_model_reads_a_results_entrys_fields():
     found = [f"{name}:{node.lineno} reads {key!r}" for name, tree in sources() if name not in (WRITER, MODEL)
              for node in ast.walk(tree) if (key := _key(node)) in ENTRY_FIELDS]
-    assert not found, ("a results entry is read by core/outcome.py's TestResult.from_entry only; "
+    assert not found, ("a results entry is read by core/results/model.py's TestResult.from_entry only; "
                        "build a TestResult from it instead:\n" + "\n".join(found))
 
 

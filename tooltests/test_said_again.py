@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-from autograd_kata.classroom.grade import grade
-from autograd_kata.classroom.report import in_language
+from autograd_kata.classroom.grading.grade import grade
+from autograd_kata.classroom.grading.report import in_language
 from autograd_kata.core.i18n import Text, joined, raw, t_in
 from autograd_kata.core.manifest import STAGES, stage
 from kit import ROOT, reference
@@ -155,7 +155,7 @@ def test_a_joined_message_is_data_that_each_language_says_part_by_part():
 def test_the_sandboxs_own_reasons_are_data_too(tmp_path):
     """A sandbox that ended, or that was stopped before: its reasons come from the catalogue,
     so a report in Japanese says them in Japanese."""
-    from autograd_kata.classroom import remote
+    from autograd_kata.classroom.sandbox import remote
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
@@ -175,15 +175,15 @@ def test_the_sandboxs_own_reasons_are_data_too(tmp_path):
 def test_a_stage_stopped_by_its_budget_says_so_as_data_and_counts_as_not_run(tmp_path):
     """The judge's budget per test file: once spent, the file's other tests are not run
     (never a pass), said as ``kata check`` says a test not run, and kept as data."""
-    from autograd_kata.core.outcome import TestResult
+    from autograd_kata.core.results.model import TestResult
     from autograd_kata.core.runner import read_results
 
     (tmp_path / "test_x.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(0.3)\n\n\n"
                                         "def test_next():\n    pass\n", encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "pytest", "test_x.py", "-q", "-p", "no:cacheprovider",
-                           "-p", "autograd_kata.core.results", "--kata-results=r.json",
-                           "-p", "autograd_kata.classroom.judge", "--kata-stage-budget=0.1",
-                           "--kata-collected=c.json", "-p", "autograd_kata.core.verdicts"],
+                           "-p", "autograd_kata.core.results.channel", "--kata-results=r.json",
+                           "-p", "autograd_kata.classroom.grading.plugin", "--kata-stage-budget=0.1",
+                           "--kata-collected=c.json", "-p", "autograd_kata.core.results.verdicts"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     entries = {e["name"]: e for e in read_results(tmp_path / "r.json")["tests"]}
     stopped = TestResult.from_entry(entries["test_next"])
@@ -197,8 +197,8 @@ def test_a_stage_stopped_by_its_budget_says_so_as_data_and_counts_as_not_run(tmp
 def test_the_graders_own_reasons_are_said_in_the_language_asked_for(tmp_path):
     """A stage the grader cannot judge (no file, a symbolic link): its reason is a catalogue
     message, in English for the judge's JSON, in Japanese for a report asked in Japanese."""
-    from autograd_kata.classroom.folders import prepare_stage
-    from autograd_kata.classroom.report import Report
+    from autograd_kata.classroom.grading.folders import prepare_stage
+    from autograd_kata.classroom.grading.report import Report
 
     (tmp_path / "exercises").mkdir()
     (tmp_path / "elsewhere.py").write_text("x = 1\n", encoding="utf-8")
@@ -238,9 +238,9 @@ def test_every_reason_the_grader_gives_is_a_catalogue_message():
 def test_the_text_table_lines_up_in_japanese_as_a_terminal_shows_it(tmp_path):
     """Kana and kanji take two columns: each column starts at the same terminal column
     in the header and in every stage's row, and a reason under its stage's title, in both languages."""
-    from autograd_kata.classroom.folders import prepare_stage
-    from autograd_kata.classroom.formats import as_text, title
-    from autograd_kata.classroom.report import Report
+    from autograd_kata.classroom.grading.folders import prepare_stage
+    from autograd_kata.classroom.grading.formats import as_text, title
+    from autograd_kata.classroom.grading.report import Report
     from autograd_kata.core.term import width
 
     report = Report("s", [prepare_stage(stage(n), tmp_path, tmp_path / f"f{n}") for n in (1, 2)], isolated=True)

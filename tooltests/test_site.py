@@ -605,7 +605,7 @@ def test_a_reload_keeps_the_source_and_a_new_visitor_gets_the_browsers_language(
 
 
 def test_the_site_holds_no_reference_code_and_says_its_versions(site, page):
-    from autograd_kata.classroom.release import scan
+    from autograd_kata.core.leaks import scan
     unpacked = Path(tempfile.mkdtemp(prefix="kata-site-zip-"))
     try:
         with zipfile.ZipFile(site / "kata.zip") as archive:

@@ -4,8 +4,8 @@
 Each is a plain function of the parsed values (``autograd_kata.cli`` holds their
 arguments and help ids) that returns an exit status or raises ``Refusal``.  Top-level
 imports stay light: the work is in ``autograd_kata.classroom.release``,
-``autograd_kata.classroom.grade``, ``autograd_kata.classroom.course`` (``--class``) and
-``autograd_kata.classroom.gradescope``,
+``autograd_kata.classroom.grading.grade``, ``autograd_kata.classroom.course.run`` (``--class``) and
+``autograd_kata.classroom.platforms.gradescope``,
 imported by the handlers.  The GitHub Actions workflow of a student copy runs
 ``python -m autograd_kata.instructor grade --stage N`` (the kata command with the
 instructors' commands, which a student copy's ``kata`` leaves out).
@@ -33,9 +33,9 @@ def autograder(zip_path: str, classroom50: bool = False) -> int:
 
     from autograd_kata.core.i18n import current_language
     if classroom50:
-        from autograd_kata.classroom.classroom50 import build_classroom50
+        from autograd_kata.classroom.platforms.classroom50 import build_classroom50
         return build_classroom50(_root(), Path(zip_path), lang=current_language())
-    from autograd_kata.classroom.gradescope import build_autograder
+    from autograd_kata.classroom.platforms.gradescope import build_autograder
     return build_autograder(_root(), Path(zip_path), lang=current_language())
 
 
@@ -50,15 +50,14 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
 
     lang = current_language()
     if autograder:
-        from autograd_kata.classroom.gradescope import build_autograder
+        from autograd_kata.classroom.platforms.gradescope import build_autograder
         return build_autograder(_root(), Path(autograder), lang=lang)
     if merge:
         return _merge(list(shards), out, lang, alone=not (submission or class_dir) and fmt == "text")
     if shards:
         raise Refusal(f"{shards[0]}: only --merge takes files (the shards' CSVs)", code=2, where="grade")
+    from autograd_kata.classroom.grading import grade as g
     from autograd_kata.core.manifest import STAGES, stage
-
-    from . import grade as g
 
     try:
         chosen = [stage(n) for n in stages] if stages else list(STAGES)
@@ -76,7 +75,7 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     if out and Path(out).is_file():
         Path(out).unlink()  # an old report must not pass for this grading's if this one dies
     report = g.grade(graded, grader_root, chosen, stage_timeout=stage_timeout, jobs=jobs, seed=seed)
-    from autograd_kata.classroom.formats import render, write
+    from autograd_kata.classroom.grading.formats import render, write
     timed = seed is None  # a reproduced grading is written without its timings: the same bytes every time
     try:
         write(report, fmt, out, lang=lang, timed=timed)
@@ -91,7 +90,9 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
     import os
     from pathlib import Path
 
-    from autograd_kata.classroom import class_outputs, course, roster
+    from autograd_kata.classroom.course import outputs as class_outputs
+    from autograd_kata.classroom.course import roster
+    from autograd_kata.classroom.course import run as course
 
     if not class_dir.is_dir():
         raise Refusal(f"{class_dir} is not a folder", code=2, where="grade --class")
@@ -128,7 +129,7 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
 def _merge(shards, out, lang, alone: bool) -> int:
     from pathlib import Path
 
-    from autograd_kata.classroom import class_outputs
+    from autograd_kata.classroom.course import outputs as class_outputs
 
     if not alone:
         raise Refusal("--merge joins shards' CSVs; --submission, --class and --format do not apply",

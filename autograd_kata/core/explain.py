@@ -16,7 +16,7 @@ the error means.
 
 Every sentence comes from the catalogue in the learner's language.  What
 kind of failure it is (a hang, a crash) is not read back from these words:
-the conftest names it as data (``core/kinds.py``).
+the conftest names it as data (``core/results/kinds.py``).
 """
 from __future__ import annotations
 

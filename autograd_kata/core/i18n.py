@@ -1,8 +1,10 @@
 """Every learner-facing word, from one message catalogue per language.
 
-The catalogues are gettext ``.po`` files in ``autograd_kata/locales/`` (the
-format translators and their tools know), keyed by stable ids rather than by
-English sentences::
+The catalogues are gettext ``.po`` files in ``autograd_kata/locales/<lang>/`` (the
+format translators and their tools know): one file per stage (``stageNN.po``: its
+lesson, title, test messages and mistakes' labels) and one per part of the tool
+(``cli.po``, ``learner.po``, ``tests.po``, ``grading.po``, ``pictures.po``,
+``site.po``).  Messages are keyed by stable ids rather than by English sentences::
 
     msgid "hint.more"
     msgstr "More help: kata hint {n} (level {next} of {top})"
@@ -11,7 +13,7 @@ English is a catalogue like any other.  ``t("hint.more", n=4, next=2, top=3)``
 formats the current language's text with ``str.format``.  A translation that
 is missing (or empty, or marked ``#, fuzzy``) falls back to English, never to
 the id; an id that English does not know is a bug and raises ``UnknownMessage``.
-Adding a language means adding one ``xx.po`` file.
+Adding a language means adding one ``xx/`` folder with the same files.
 
 Why a small parser and not ``gettext``: stdlib ``gettext`` reads only compiled
 ``.mo`` files, so every install (editable ones too) would need a build step
@@ -33,8 +35,9 @@ one notice and English.
 
 Moving a string into the catalogue (the step after the merge, for the test
 messages and the CLI): pick an id ``area.what`` (``check.to_go``,
-``rule.mul_other_operand``), add it to ``en.po`` with its English text and
-``{fields}`` for everything computed, add the translation to ``ja.po`` with the
+``rule.mul_other_operand``), add it to the right file of ``en/`` (a stage's
+message to its ``stageNN.po``) with its English text and ``{fields}`` for
+everything computed, add the translation to the same file of ``ja/`` with the
 same fields, and call ``t`` with that id and the fields where the f-string was.
 ``tooltests/test_i18n.py`` then fails until every language has the id, every
 ``t("...")`` in the package names an id English has, and no Japanese message
@@ -163,8 +166,15 @@ class Catalogue:
         self.plural = gettext.c2py(rule.group(1).strip()) if rule else (lambda n: int(n != 1))
 
 
+def catalogue_files(lang: str, folder: Path = LOCALE_DIR) -> list[Path]:
+    """The files of ``lang``'s catalogue: ``folder/lang/*.po``, one per stage
+    (``stageNN.po``) and one per part of the tool (``cli.po``, ``grading.po`` ...)."""
+    return sorted((Path(folder) / lang).glob("*.po"))
+
+
 class Messages:
-    """The catalogues in one folder (the package's own, or a test's)."""
+    """The catalogues in one folder (the package's own, or a test's): a language is
+    a folder of ``.po`` files, read as one catalogue (an id in two files is an error)."""
 
     def __init__(self, folder: Path = LOCALE_DIR):
         self.folder = Path(folder)
@@ -174,16 +184,24 @@ class Messages:
     def languages(self) -> tuple[str, ...]:
         """Every language with a catalogue, English first (looked up once)."""
         if self._languages is None:
-            found = sorted(p.stem for p in self.folder.glob("*.po"))
+            found = sorted(p.name for p in self.folder.iterdir() if p.is_dir() and any(p.glob("*.po")))
             self._languages = tuple(sorted(found, key=lambda lang: lang != DEFAULT))
         return self._languages
 
     def catalogue(self, lang: str) -> Catalogue:
         if lang not in self._cache:
-            path = self.folder / f"{lang}.po"
-            if not path.is_file():
-                raise LookupError(f"no message catalogue for {lang!r} ({path} is missing)")
-            headers, messages = parse_po(path.read_text(encoding="utf-8"), path.name)
+            paths = catalogue_files(lang, self.folder)
+            if not paths:
+                raise LookupError(f"no message catalogue for {lang!r} (no {self.folder / lang}/*.po)")
+            headers: dict[str, str] = {}
+            messages: dict[str, str | tuple[str, ...]] = {}
+            for path in paths:
+                its_headers, its_messages = parse_po(path.read_text(encoding="utf-8"), f"{lang}/{path.name}")
+                twice = sorted(set(its_messages) & set(messages))
+                if twice:
+                    raise ValueError(f"{lang}/{path.name}: {twice[0]!r} is in another file of {lang}/ too")
+                headers = headers or its_headers
+                messages.update(its_messages)
             self._cache[lang] = Catalogue(lang, headers, messages)
         return self._cache[lang]
 
@@ -196,7 +214,7 @@ class Messages:
                 continue
             if msgid in cat.messages:
                 return cat, cat.messages[msgid]
-        raise UnknownMessage(f"no message {msgid!r} in the English catalogue {self.folder / 'en.po'}")
+        raise UnknownMessage(f"no message {msgid!r} in the English catalogue {self.folder / DEFAULT}/")
 
     def raw(self, msgid: str, lang: str, n: int | None = None) -> str:
         """The unformatted text (the form for ``n``, for a counted message)."""

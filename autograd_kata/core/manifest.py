@@ -98,7 +98,7 @@ class MissingMessage(Refusal, LookupError):
 
 def check_ids() -> None:
     """Raise MissingMessage naming the first catalogue id a stage names (its title or
-    lesson) that autograd_kata/locales/en.po lacks; a command calls this before it
+    lesson) that the English catalogue (autograd_kata/locales/en/) lacks; a command calls this before it
     shows titles, so an added stage without its messages is one line, not a traceback."""
     english = MESSAGES.catalogue("en").messages
     for s in STAGES:
@@ -106,8 +106,8 @@ def check_ids() -> None:
             msgid = getattr(s, field)
             if msgid not in english:
                 raise MissingMessage(t("manifest.missing_id", n=s.number, field=field, id=msgid,
-                                       where="autograd_kata/locales/en.po, ja.po",
-                                       recipe='README.md, "Adding a stage"'))
+                                       where=f"autograd_kata/locales/{{en,ja}}/stage{s.number:02d}.po",
+                                       recipe='docs/maintainers.md, "Adding a stage"'))
 
 
 class NoSuchStage(Refusal, ValueError):
@@ -139,7 +139,7 @@ def stage(number: int | str) -> Stage:
 #   test       the grader's tests: the Classroom workflow checks them by checksum
 #   tool       the kata package (checked the same way), without maintainer/
 #   doc        hints, pictures, licence, .gitignore
-#   template   written from autograd_kata/classroom/templates/ or filtered
+#   template   written from autograd_kata/templates/ or filtered
 #              (README: the learner's part; pyproject.toml: no maintainer settings)
 STUDENT_FILES: tuple[tuple[str, str], ...] = (
     ("exercises/*.py", "exercise"),
@@ -148,14 +148,14 @@ STUDENT_FILES: tuple[tuple[str, str], ...] = (
     ("autograd_kata/*", "tool"),
     ("hints/*.md", "doc"),
     ("docs/pictures/*", "doc"),
-    ("docs/*.md", "doc"),  # the article map, which the learner's README links to
+    ("docs/article-map*.md", "doc"),  # the article map, which the learner's README links to
     ("LICENSE", "doc"),
     (".gitignore", "doc"),
     ("README.md", "template"),
     ("README.ja.md", "template"),  # the same README in Japanese, filtered the same way
     ("pyproject.toml", "template"),
 )
-# the learner's READMEs, one a language: each written through release.student_readme
+# the learner's READMEs, one a language: each written through core.student_copy.student_readme
 READMES: tuple[str, ...] = ("README.md", "README.ja.md")
 # never in a student copy, even where an entry above matches: the maintainers'
 # checks (the mistake catalogue quotes the reference), caches

@@ -1,12 +1,12 @@
 """The classic mistakes a failure can name, by the phrase it says: one table, read by
 the test process and by the class summary.
 
-The test process (the teaching verdicts, ``core/verdicts.py``) looks for each
+The test process (the teaching verdicts, ``core/results/verdicts.py``) looks for each
 phrase of a failing test's stage in its messages as said in English (they are
 ``i18n.Text``: said again in English whatever the run's language) and writes the
 label id into the results file (``"mistakes"``); ``kata check`` shows a failure
 that names a mistake before a crash, and ``kata grade --class`` (its summary,
-``classroom/class_outputs.py``) names, per stage, the students whose failures name
+``classroom/course/outputs.py``) names, per stage, the students whose failures name
 each one.  The phrases are the test messages' own words for a classic mistake.  This is
 the one table of them: the maintainers' catalogue (``maintainer/mistakes.py``: the code
 that makes each mistake, shipped with the sources only) names its rows by id and reads

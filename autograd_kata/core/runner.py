@@ -1,6 +1,6 @@
 """Run stage tests in a fresh pytest process and read back every test's outcome.
 
-The one results channel (``autograd_kata.core.results``) writes each test's
+The one results channel (``autograd_kata.core.results.channel``) writes each test's
 outcome and *full* message as JSON; this module reads it and *fails closed*: a
 test counts as passed only when the file says so, and a run that reported fewer
 tests than it collected is a problem, never a pass.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES, Stage
-from autograd_kata.core.outcome import StageResult, TestResult
+from autograd_kata.core.results.model import StageResult, TestResult
 
 # Plugins that change which tests run, in what order, how often or in which
 # process.  None of them is needed by the stage tests.
@@ -90,7 +90,7 @@ def plugin_args(modules=()) -> list[str]:
     auto-loading off): ``BLOCKED_PLUGINS`` refused, ``PLUGINS`` loaded by name,
     then our results plugin and ``modules``."""
     blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")]
-    ours = [arg for module in ("autograd_kata.core.results", *modules) for arg in ("-p", module)]
+    ours = [arg for module in ("autograd_kata.core.results.channel", *modules) for arg in ("-p", module)]
     return blocked + needed_plugins() + ours
 
 
@@ -122,7 +122,7 @@ def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[
 
 
 def read_results(path: Path) -> dict:
-    """The JSON the results plugin (``autograd_kata.core.results``) wrote: the one reader
+    """The JSON the results plugin (``autograd_kata.core.results.channel``) wrote: the one reader
     of that file (the learner's runner, the grader's judging, the page), here and not in
     the plugin because importing the plugin imports pytest, a fifth of a second the
     learner's command need not pay.  ``ValueError`` if it is missing or malformed."""

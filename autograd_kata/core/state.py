@@ -146,7 +146,7 @@ def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
     the interpreter and the language (the messages are stored in the language
     they were run in, so a cached run never shows the other language)."""
     from autograd_kata import __version__
-    from autograd_kata.core.i18n import LOCALE_DIR, current_language
+    from autograd_kata.core.i18n import catalogue_files, current_language
     root = Path(root)
     lang = current_language()
     files = [stage.source(impl), stage.test_file, "conftest.py", "tests/expect.py",
@@ -155,7 +155,8 @@ def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
     for name in files:
         h.update(f"|{name}={_digest(root / name)}".encode())
     for po in sorted({"en", lang}):  # a corrected message must not be served from the cache
-        h.update(f"|{po}.po={_digest(LOCALE_DIR / f'{po}.po')}".encode())
+        for path in catalogue_files(po):
+            h.update(f"|{po}/{path.name}={_digest(path)}".encode())
     return h.hexdigest()
 
 
@@ -172,7 +173,7 @@ def known_results(stages, root: Path, impl: str = "exercises") -> dict:
 
 def _stored(store, stage: Stage, impl: str, key: str):
     """The ``StageResult`` the cache holds for ``stage`` under ``key``, or None."""
-    from autograd_kata.core.outcome import TestResult
+    from autograd_kata.core.results.model import TestResult
     from autograd_kata.core.runner import StageResult
     entry = store.get(f"{impl}:{stage.number}") if isinstance(store, dict) else None
     if not isinstance(entry, dict) or entry.get("key") != key:

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
-from autograd_kata.core.kinds import KINDS, cause_first
 from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.results.kinds import KINDS, cause_first
 from autograd_kata.core.term import cursor_ok, say, use_colour
 
 _CODES = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1", "dim": "2"}

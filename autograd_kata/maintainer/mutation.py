@@ -245,15 +245,15 @@ def readme_figure_stale(root: Path, killed: int, total: int) -> str | None:
     """What is wrong with README's mutation figure after a run that killed ``killed`` of
     ``total``; None when it states exactly that (or there is no README: a scratch root)."""
     import re
-    readme = root / "README.md"
+    readme = root / "docs" / "maintainers.md"
     if not readme.is_file():
         return None
     found = re.search(README_FIGURE, readme.read_text(encoding="utf-8"))
     if found is None:
-        return (f"README.md's 'Mutation gate' paragraph has no figure '(N of N killed)': "
+        return (f"docs/maintainers.md's 'Mutation gate' paragraph has no figure '(N of N killed)': "
                 f"write ({killed} of {total} killed)")
     if (int(found["killed"]), int(found["total"])) != (killed, total):
-        return (f"README.md says {found[0]}, this run killed {killed} of {total}: write "
+        return (f"docs/maintainers.md says {found[0]}, this run killed {killed} of {total}: write "
                 f"({killed} of {total} killed) in its 'Mutation gate' paragraph")
     return None
 

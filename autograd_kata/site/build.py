@@ -12,7 +12,7 @@ What DIR gets (any static host serves it: GitHub Pages, ``python -m http.server`
     site.json     the versions the page states, and the wheel list the worker unpacks
 
 Nothing is fetched at run time from anywhere but DIR.  The learner's files come
-from the student copy's own writer (``classroom.release.write_student_tree``)
+from the student copy's own writer (``core.student_copy.write_student_tree``)
 in the maintainers' repository, and are scanned for reference code by
 ``kata release``'s leak scan before anything is written; in a student copy
 (no reference to leak) its own files are taken as they are.
@@ -171,7 +171,8 @@ def learner_files(root: Path) -> dict[str, bytes]:
         staging = Path(tmp) / "kata"
         staging.mkdir()
         if (root / "solutions").is_dir():
-            from autograd_kata.classroom.release import refuse_leaks, source_files, write_student_tree
+            from autograd_kata.core.leaks import refuse_leaks
+            from autograd_kata.core.student_copy import source_files, write_student_tree
             wanted = [rel for rel in source_files(root) if student_role(rel) in (*PROTECTED_ROLES, "exercise")
                       or rel.startswith("hints/") or rel == "pyproject.toml"]
             write_student_tree(root, staging, files=wanted)

@@ -1,0 +1,103 @@
+"""What a course keeps of one student's grading (the ``course`` part of its JSON): what
+the grading depended on (the stage files' and the grader's tests' hashes: a rerun skips a
+student whose two hashes are unchanged), each stage's status and the classic mistakes
+its failures name."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from autograd_kata import __version__
+from autograd_kata.classroom.grading.discovery import find_stage_files
+from autograd_kata.core.mistakes import PHRASES
+
+# a stage's status in the summary, in the summary's order
+STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
+
+
+def files_hash(submission: Path, stages) -> str:
+    """Every candidate file of every graded stage (its path and bytes): what the grading reads."""
+    h = hashlib.sha256()
+    for s in stages:
+        for path in find_stage_files(submission, s):
+            h.update(f"{s.number}\0{path.relative_to(submission).as_posix()}\0".encode())
+            try:
+                h.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"?")
+            except OSError:
+                h.update(b"!")
+    return h.hexdigest()
+
+
+def tests_hash(grader_root: Path) -> str:
+    """The grader's tests/, conftest.py, pyproject.toml and the kata's version."""
+    root = Path(grader_root)
+    h = hashlib.sha256(__version__.encode())
+    paths = [p for p in sorted((root / "tests").rglob("*.py")) if "__pycache__" not in p.parts]
+    paths += [root / name for name in ("conftest.py", "pyproject.toml") if (root / name).is_file()]
+    for path in paths:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _normal(text: bytes) -> bytes:
+    return b"\n".join(line.rstrip() for line in text.replace(b"\r\n", b"\n").split(b"\n")).strip()
+
+
+def stubs(grader_root: Path, stages) -> dict[int, bytes]:
+    """The released stub of each stage (exercises/ of the grader, else .kata-pristine/), normalized."""
+    found = {}
+    for s in stages:
+        for base in ("", ".kata-pristine/"):
+            path = Path(grader_root) / (base + s.source("exercises"))
+            if path.is_file():
+                found[s.number] = _normal(path.read_bytes())
+                break
+    return found
+
+
+def stage_status(g, submission: Path, stub: bytes | None) -> str:
+    """One word for a stage: passed, no_file, not_started (the untouched stub),
+    no_import, hangs, crashes or failed."""
+    if g.ok:
+        return "passed"
+    if not g.source:
+        return "no_file"
+    try:
+        if stub is not None and _normal((submission / g.source).read_bytes()) == stub:
+            return "not_started"
+    except OSError:
+        pass
+    kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
+    if "import" in kinds:
+        return "no_import"
+    if "hang" in kinds or g.problem_kind == "hang":
+        return "hangs"
+    if "crash" in kinds or g.problem_kind == "crash":
+        return "crashes"
+    return "failed"
+
+
+def stage_mistakes(g, status: str) -> list[str]:
+    """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
+    ``mistakes`` in its results, whatever language it spoke); none for a stage
+    not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
+    if status in ("passed", "no_file", "not_started", "no_import"):
+        return []
+    named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
+    return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
+
+
+def record(name: str, report, submission: Path, stages, files: str, tests: str, stub: dict,
+           seed: int | None) -> dict:
+    """What the course keeps of one student's grading (the ``course`` part of its JSON)."""
+    status, mistakes = {}, {}
+    for g in report.stages:
+        status[str(g.stage.number)] = stage_status(g, submission, stub.get(g.stage.number))
+        found = stage_mistakes(g, status[str(g.stage.number)])
+        if found:
+            mistakes[str(g.stage.number)] = found
+    by = {g.stage.number: g.score for g in report.stages}
+    return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
+            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages},
+            "score": report.score, "max_score": report.max_score, "isolated": report.isolated,
+            "isolation": report.isolation, "status": status, "mistakes": mistakes}

@@ -1,0 +1,87 @@
+"""The folders a grading runs in (the grader's second step): the judge's private copy
+of the grader's tests, each stage's folder for its sandbox (the one submitted file),
+and the judge's environment."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from autograd_kata.classroom.grading.discovery import find_stage_files
+from autograd_kata.classroom.grading.report import StageGrade, say
+from autograd_kata.classroom.sandbox import jail
+from autograd_kata.core.manifest import Stage
+
+MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"),
+                    symlinks=False)
+
+
+def judge_folder(grader_root: Path, dest: Path) -> None:
+    """A private copy of the grader's tests, conftest.py and pyproject.toml
+    (0700): the judge's own, out of the sandbox's sight and reach."""
+    dest.mkdir(mode=0o700)
+    _copy_tree(Path(grader_root) / "tests", dest / "tests")
+    for name in ("conftest.py", "pyproject.toml"):
+        if (Path(grader_root) / name).is_file():
+            shutil.copy2(Path(grader_root) / name, dest / name)
+
+
+def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
+    """What the sandbox sees: ``exercises/__init__.py`` (empty) and the one
+    submitted file, readable by all, writable by none but the grader."""
+    (dest / "exercises").mkdir(parents=True)  # dest may exist (a chroot's stage folder)
+    (dest / "exercises" / "__init__.py").write_bytes(b"")
+    shutil.copyfile(source, dest / stage.source("exercises"))
+    for path in (dest, dest / "exercises"):
+        os.chmod(path, 0o755)
+    for path in (dest / "exercises" / "__init__.py", dest / stage.source("exercises")):
+        os.chmod(path, 0o644)
+
+
+def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
+    """The stage's grade so far: which file it grades, or why it cannot be graded (then
+    ``problem`` is set); when it can, its folder for the sandbox is written."""
+    grade = StageGrade(stage)
+    found = find_stage_files(submission, stage)
+    grade.found = [str(p.relative_to(submission)) for p in found]
+    if not found:
+        grade.problem = say("report.reason.no_file", file=stage.source("exercises"))
+        return grade
+    source = found[0]
+    grade.source = grade.found[0]
+    if source.is_symlink():
+        grade.problem = say("report.reason.symlink", source=grade.source)
+    elif not source.is_file() or source.stat().st_size > MAX_FILE:
+        grade.problem = say("report.reason.not_regular", source=grade.source, max=MAX_FILE)
+    else:
+        stage_folder(source, stage, folder)
+    return grade
+
+
+def judge_env(scratch: Path, extra: dict) -> dict:
+    """The judge's environment: a few of ours, the tool alone on its path (a link in
+    ``scratch``), English, the hidden seed and the jail's settings from ``extra``."""
+    keep = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    # the tool, and nothing else of the folder it lives in (a source tree holds exercises/ and
+    # solutions/ too): a folder with one link to the package
+    tool = scratch / "tool"
+    tool.mkdir(mode=0o700)
+    (tool / "autograd_kata").symlink_to(Path(jail.__file__).resolve().parents[2], target_is_directory=True)
+    env.update({
+        "PYTHONPATH": str(tool),
+        "HOME": str(scratch),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "KATA_IMPL": "exercises",
+        "KATA_LANG": "en",  # reports and the class summary read the English phrases
+        "MPLBACKEND": "Agg",
+    })
+    env.update(extra)
+    return env

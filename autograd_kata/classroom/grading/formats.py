@@ -1,0 +1,169 @@
+"""The last step of grading, submission -> sandbox -> judge -> **formats**: one
+``grade.Report`` written as a text table, JSON, Gradescope's results.json or JUnit XML.
+
+The words around the results come from the catalogue in ``lang`` (``kata grade
+--lang``; default English); the judge speaks English (``folders.judge_env``), and
+every test message it wrote as catalogue data (``said``) is said again in ``lang``
+(``report.in_language``), a crash's and a hang's too (``i18n.joined``).
+JSON is data: its keys and the policy stay English.
+``timed=False`` (``--seed``) leaves out the time a grading took."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from autograd_kata.classroom.grading.report import POLICY, Report, in_language
+from autograd_kata.core.i18n import t_in
+from autograd_kata.core.results.model import TestResult
+from autograd_kata.core.term import pad, width
+
+FORMATS = ("text", "json", "gradescope", "junit")
+
+
+def title(stage, lang: str = "en") -> str:
+    return t_in(lang, stage.title_id)
+
+
+def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
+    report = in_language(report, lang)
+    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
+    graded = say("report.graded", submission=report.submission)
+    first = graded if report.isolated else report.first_line
+    second = report.isolation if report.isolated else graded
+    lines = [first, second, say("report.policy", policy=say("report.policy_text"))]
+    lines += [say("report.note", note=w) for w in report.warnings] + [""]
+    first_col = max(6, width(say("report.col.stage")) + 1)  # columns a terminal gives it (kana take two)
+    lines.append(pad(say("report.col.stage"), first_col) + pad(say("report.col.title"), 30)
+                 + pad(say("report.col.tests"), 9, right=True) + pad(say("report.col.score"), 9, right=True))
+    for g in report.stages:
+        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30)
+                     + f"{f'{g.passed}/{g.total}':>9}{f'{g.score}/{g.max_score}':>9}")
+        indent = " " * first_col
+        if g.file_note():
+            lines.append(f"{indent}   {g.file_note(lang)}")
+        if g.problem:
+            for i, line in enumerate(g.problem.splitlines()[:6]):
+                lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
+    lines.append(pad(say("report.total"), first_col + 39) + f"{f'{report.score}/{report.max_score}':>9}")
+    if report.message:
+        lines += ["", report.message]
+    if timed:
+        lines.append(say("report.seconds", seconds=f"{report.seconds:.1f}"))
+    return "\n".join(lines) + "\n"
+
+
+def as_json(report: Report, lang: str = "en", timed: bool = True) -> str:
+    data = report.to_dict()
+    if not timed:
+        data["seconds"] = None
+        for g in data["stages"]:
+            g["seconds"] = None
+            for t in g["tests"]:
+                t["seconds"] = None
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def as_gradescope(report: Report, lang: str = "en", timed: bool = True) -> str:
+    """Gradescope's results.json: one test entry per stage, worth its points (never the hidden seed)."""
+    report = in_language(report, lang)
+    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
+    policy = say("report.policy_text")
+    tests = []
+    for g in report.stages:
+        out = [say("report.tests_passed", passed=g.passed, total=g.total, policy=policy)]
+        if g.file_note():
+            out.append(g.file_note(lang))
+        if g.problem:
+            out.append(g.problem)
+        for t in g.tests:
+            line = f"{'PASS' if t.status == 'passed' else t.status.upper()}  {t.short}"
+            if t.status != "passed" and t.message:
+                line += f"\n      {t.headline}"
+            out.append(line)
+        tests.append({"name": say("report.stage_name", n=g.stage.number, title=title(g.stage, lang)),
+                      "number": str(g.stage.number),
+                      "score": float(g.score), "max_score": float(g.max_score),
+                      "status": "passed" if g.ok else "failed", "output": "\n".join(out),
+                      "visibility": "visible"})
+    first = report.first_line if not report.isolated else say("report.graded", submission=report.submission)
+    summary = f"{first}\n" + say("report.points", score=report.score, max=report.max_score, policy=policy)
+    if report.message:
+        summary += "\n" + report.message
+    data = {"score": float(report.score), "execution_time": round(report.seconds),
+            "output": summary, "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+    if not timed:
+        del data["execution_time"]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def junit_key(nodeid: str) -> tuple[str, str]:
+    """(classname, name) as pytest's JUnit XML writes them for ``nodeid``."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".").removesuffix(".py")
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
+    """JUnit XML: one testsuite per stage, one testcase per test; anything not
+    reported passed is a failure."""
+    report = in_language(report, lang)
+    failures = sum(g.total - g.passed + (1 if g.problem and not g.tests else 0) for g in report.stages)
+    tests = sum(max(g.total, 1 if g.problem and not g.tests else 0) for g in report.stages)
+    root = ET.Element("testsuites", name="kata grade", tests=str(tests), failures=str(failures),
+                      errors="0", time=f"{report.seconds:.3f}")
+    for g in report.stages:
+        cases = g.tests or ([TestResult(g.stage.module, "failed", g.problem)] if g.problem else [])
+        suite = ET.SubElement(root, "testsuite", name=g.stage.module,
+                              tests=str(len(cases)), failures=str(sum(c.status != "passed" for c in cases)),
+                              errors="0", skipped="0", time=f"{g.seconds:.3f}")
+        props = ET.SubElement(suite, "properties")
+        for key, value in (("title", title(g.stage, lang)), ("points", g.max_score), ("score", g.score),
+                           ("policy", POLICY), ("reason", g.problem), ("source", g.source),
+                           ("found", ", ".join(g.found)), ("isolation", report.isolation)):
+            ET.SubElement(props, "property", name=key, value=str(value))
+        for c in cases:
+            classname, name = junit_key(c.name) if "::" in c.name else (f"kata.{g.stage.module}", c.name)
+            case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{c.seconds:.3f}")
+            if c.status != "passed":
+                message = c.headline
+                failure = ET.SubElement(case, "failure", message=f"{c.status}: {message}"[:500], type=c.status)
+                failure.text = c.message or c.status
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def untimed(report: Report) -> Report:
+    """A copy of ``report`` with every time set to 0: what ``--seed`` writes, the same on every run."""
+    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests])
+              for g in report.stages]
+    return dataclasses.replace(report, stages=stages, seconds=0.0)
+
+
+WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit": as_junit}
+
+
+def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> str:
+    if not timed:
+        report = untimed(report)
+    return WRITERS[fmt](report, lang=lang, timed=timed)
+
+
+def write(report: Report, fmt: str, out: str | None, echo=print, lang: str = "en", timed: bool = True) -> None:
+    """Write the report; to ``out`` if given (also echoing the text table), else to stdout."""
+    text = render(report, fmt, lang, timed)
+    if out:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)  # whole or not at all
+        if fmt != "text":
+            echo(render(report, "text", lang, timed), end="")
+        echo(f"wrote {fmt} report to {path}")
+    else:
+        echo(text, end="")

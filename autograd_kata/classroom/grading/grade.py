@@ -1,0 +1,140 @@
+"""``kata grade``: score a submission stage by stage, failing closed.
+
+Scoring policy: **all or nothing per stage.**  A stage earns its points (from
+the stage manifest) when every one of its tests is reported passed, and 0
+otherwise.  It is the kata's own rule (a stage is done when its tests pass),
+and it is what GitHub Classroom's command grader can express, so every format
+and every platform gives the same number.
+
+Two processes per stage, one direction of trust (see README, "For instructors"):
+
+* the **judge**: a pytest process running the grader's own ``tests/``,
+  ``conftest.py`` and ``pyproject.toml`` (private copies, in a 0700 folder of
+  the grader's), with ``--sandbox=<stage folder>``: it never imports submitted
+  code, and it writes the results (``autograd_kata.core.results.channel``) into its
+  private folder.  Its environment holds a fresh ``KATA_HIDDEN_SEED`` (never
+  a command line: those are world-readable), which turns on the hidden checks;
+* the **sandbox**: started by the judge through ``jail.launcher``; it imports
+  only the submitted ``exercises/stageNN_*.py`` of that stage, from a stage
+  folder that holds nothing else, and answers the judge's questions with data.
+  It runs in the strongest jail the machine allows (``jail.py``: as root, a user of
+  the sandbox pool, in namespaces or a chroot), which shows it only that folder
+  and the standard library (``jail.py``).
+
+A stage counts only what its judge reports: every test the judge collected
+must be reported passed, the judge must exit 0, and a judge that is killed,
+hangs past ``--stage-timeout`` or leaves no results scores 0 with a reason.
+Stages run in parallel, as many as the CPUs this process may use.  When every
+stage is done, every process of the sandbox user (and every process the
+grader's children left behind) is killed; only then is the report returned,
+and only the grader writes it, in one of ``formats.FORMATS`` (``formats.py``).
+
+The steps, one module each: ``discovery`` (which file), ``folders`` (where each
+process runs), ``judging`` (one judge process and what it reported), ``report`` (the
+grades), ``formats`` (the report written); this module runs them and ends every sandbox.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from autograd_kata.classroom.grading.folders import judge_env, prepare_stage
+from autograd_kata.classroom.grading.judging import judge_stages
+from autograd_kata.classroom.grading.report import Report, StageGrade, say
+from autograd_kata.classroom.sandbox import jail, jailroot, pool
+from autograd_kata.core.manifest import STAGES
+
+
+def reference_warnings(grader_root: Path, isolated: bool) -> list[str]:
+    """A note when the reference is on this disk and the sandbox could read it."""
+    if isolated:
+        return []
+    places = {Path(grader_root).resolve() / "solutions", Path(__file__).resolve().parents[3] / "solutions"}
+    found = sorted(str(p) for p in places if p.is_dir())
+    if not found:
+        return []
+    return [(f"the reference solutions are on this machine ({', '.join(found)}) and, without uid isolation, "
+             f"submitted code runs as you and could read them. Grade untrusted submissions as root (the jail "
+             f"hides the disk) or from a student copy (kata release) where there is no reference.")]
+
+
+def jobs_default() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
+          jobs: int | None = None, seed: int | None = None) -> Report:
+    """Grade ``submission`` with the tests of ``grader_root``. Never raises:
+    a failure of the grader itself gives every stage 0 with the reason.
+    ``jobs`` judges share the stages (default: the CPUs; a class grades one student per CPU
+    with ``jobs=1``).  ``seed`` (default: fresh, secret) seeds the hidden checks: the same
+    seed grades alike."""
+    start = time.monotonic()
+    submission = Path(submission).resolve()
+    stages = list(stages)
+    found = jail.detect()
+    report = Report(str(submission), [], isolated=found.isolated, isolation=found.line,
+                    warnings=reference_warnings(Path(grader_root), found.isolated))
+    report.hidden_seed = secrets.randbits(64) if seed is None else seed
+    jail.become_subreaper()
+    if found.mode == "chroot":
+        try:
+            jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
+        except (OSError, jailroot.JailBroken) as error:
+            report.message = say("report.reason.jail_unsound", error=str(error))
+            report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
+            return report
+    _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, found) -> None:
+    made = []  # the chroot mode's stage folders, inside the jail's root: removed at the end
+    try:
+        if not submission.is_dir():
+            raise FileNotFoundError(f"the submission {submission} is not a folder")
+        if not (grader_root / "tests").is_dir():
+            raise FileNotFoundError(f"the grader {grader_root} has no tests/")
+        with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
+            scratch = Path(tmp)
+            os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
+            env = judge_env(scratch, {"KATA_HIDDEN_SEED": str(report.hidden_seed),
+                                      jail.ENV_CPU: str(int(stage_timeout) + 5), **found.env()})
+            folders = {}
+            for s in stages:
+                folders[s.number] = jailroot.stage_folder(Path(found.root)) if found.mode == "chroot" \
+                    else scratch / f"stage{s.number:02d}"
+                made += [folders[s.number]] if found.mode == "chroot" else []
+            report.stages = [prepare_stage(s, submission, folders[s.number]) for s in stages]
+            todo = [g for g in report.stages if not g.problem]
+            groups = [todo[i::max(1, jobs or jobs_default())] for i in range(max(1, jobs or jobs_default()))]
+            groups = [g for g in groups if g]
+            with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool_:
+                for future in [pool_.submit(judge_stages, group, folders, grader_root, scratch / f"judge{i}",
+                                            stage_timeout, env) for i, group in enumerate(groups)]:
+                    future.result()
+            _end_every_sandbox()
+    except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
+        _end_every_sandbox()
+        report.message = say("report.reason.grader_failed", error=f"{type(error).__name__}: {error}")
+        report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
+    finally:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _end_every_sandbox() -> None:
+    """Nothing the submission started outlives the grading: every descendant of the grader,
+    then every sandbox user no running sandbox holds (a judge killed midway did not clean its own)."""
+    jail.kill_descendants()
+    if jail.is_root():
+        pool.sweep()

@@ -1,0 +1,148 @@
+"""What a grading holds (the grader's last step, read by every format and the class
+summary): each test's result as the judge reported it, each stage's grade and the
+report, bounded in size whatever the submission makes its messages.
+
+Scoring policy (``POLICY``): all or nothing per stage (``grade.py`` says why).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from autograd_kata import __version__
+from autograd_kata.core.i18n import Text, t_in
+from autograd_kata.core.results.kinds import cause_first
+from autograd_kata.core.results.model import StageResult, TestResult
+
+POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
+# what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
+# a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
+# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
+
+
+@dataclass
+class StageGrade(StageResult):
+    """A stage's result as the grader judged it (``problem``: why it scored 0; its JSON calls
+    it ``reason``), with its points and the submitted file it graded."""
+
+    impl: str = "submission"
+    seconds: float = 0.0
+    source: str = ""       # the submitted file graded, relative to the submission
+    found: list[str] = field(default_factory=list)  # every candidate file for this stage
+
+    @property
+    def max_score(self) -> int:
+        return self.stage.points
+
+    @property
+    def score(self) -> int:
+        return self.stage.points if self.ok else 0
+
+    def file_note(self, lang: str = "en") -> str:
+        """Which file was graded (one sentence); with several candidates, all of them and the rule."""
+        if not self.source:
+            return ""
+        if len(self.found) < 2:
+            return t_in(lang, "report.graded_file", source=self.source)
+        return t_in(lang, "report.graded_file_of", source=self.source, n=len(self.found), found=", ".join(self.found))
+
+    def to_dict(self) -> dict:
+        s = self.stage
+        return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
+                "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
+                "passed": self.passed, "total": self.total, "reason": self.problem, "reason_kind": self.problem_kind,
+                "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
+                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "mistakes": list(t.mistakes),
+                           "where": list(t.where) if t.where else None, "message": t.message,
+                           "seconds": round(t.seconds, 3)} for t in self.tests]}
+
+
+@dataclass
+class Report:
+    submission: str
+    stages: list[StageGrade]
+    seconds: float = 0.0
+    message: str = ""  # about the whole grading (e.g. the grader itself failed)
+    warnings: list[str] = field(default_factory=list)  # for the instructor, not the student
+    isolated: bool = False
+    isolation: str = ""  # one line: how the submitted code was kept apart
+    hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
+
+    @property
+    def score(self) -> int:
+        return sum(g.score for g in self.stages)
+
+    @property
+    def max_score(self) -> int:
+        return sum(g.max_score for g in self.stages)
+
+    @property
+    def first_line(self) -> str:
+        """The report's first line: a missing uid boundary is said before anything else."""
+        return self.isolation if not self.isolated else f"kata grade: {self.submission}"
+
+    def to_dict(self) -> dict:
+        return {"isolation": self.isolation, "isolated": self.isolated,
+                "kata_version": __version__, "policy": POLICY, "submission": self.submission,
+                "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
+                "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
+                "stages": [g.to_dict() for g in self.stages]}
+
+
+def not_passed(g: StageGrade, lang: str) -> str:
+    """Why a stage whose tests ran scored 0: how many failed, and the one that explains the
+    most (``kinds.cause_first``, as ``kata check`` shows it), in ``lang``."""
+    bad = cause_first(g.tests)
+    return t_in(lang, "report.not_passed", bad=len(bad), total=g.total, first=bad[0].short,
+                headline=bad[0].headline)
+
+
+def say(msgid: str, **fields) -> str:
+    """A reason of the grader's own (a missing file, a judge that stopped), in English, the
+    judge's language, and kept as data (``i18n.Text``): ``in_language`` says it again."""
+    return t_in("en", msgid, **fields)
+
+
+def in_language(report: Report, lang: str) -> Report:
+    """``report`` with every test's message said in ``lang`` where its data allows
+    (``TestResult.in_language``): the judge speaks English, each format speaks ``lang``."""
+    if lang == "en":
+        return report
+    stages = []
+    for g in report.stages:
+        said = replace(g, tests=[test.in_language(lang) for test in g.tests])
+        if isinstance(g.problem, Text) and g.problem.msgid == "report.not_passed":  # from the tests said again
+            said.problem = not_passed(said, lang)
+        elif isinstance(g.problem, Text):  # one of the grader's own (``say``)
+            said.problem = g.problem.render(lang)
+        stages.append(said)
+    message = report.message.render(lang) if isinstance(report.message, Text) else report.message
+    return replace(report, stages=stages, message=message)
+
+
+# --- from the judge's results --------------------------------------------------------
+
+def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
+    """Add to ``grade`` a TestResult for each of ``ids`` (the collected tests), from what the judge
+    ``reported`` ({node id: its results entry}); a test it did not report is "missing"."""
+    budget = MAX_STAGE_MESSAGES
+    for nodeid in ids:
+        entry = reported.get(nodeid)
+        if entry is None:
+            grade.tests.append(TestResult(nodeid, "missing", "not run"))
+            continue
+        test = TestResult.from_entry(entry, missing="missing")
+        test.message = _bounded(test.message, budget)
+        budget -= len(test.message)
+        grade.tests.append(test)
+        grade.seconds += test.seconds
+
+
+def _bounded(message: str, budget: int) -> str:
+    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is spent."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}\n... [{len(message) - MAX_MESSAGE} more characters cut]"
+    if len(message) > budget:
+        first = TestResult("", "failed", message).headline[:MAX_HEADLINE]
+        message = f"{first}\n... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} characters]"
+    return message
