@@ -365,7 +365,8 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
-    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata", n=len(manifest.STAGES)), formatter_class=HelpFormatter)
+    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata", n=len(manifest.STAGES)),
+                                formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"kata {__version__}",
                    help=argparse_word("show program's version number and exit"))  # 3.10-3.12 do not ask
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -376,7 +377,8 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
                       help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
-            one = sub.add_parser(c.name, help=i18n.t(c.help_id, mlp=manifest.role("mlp").number), formatter_class=HelpFormatter)
+            one = sub.add_parser(c.name, help=i18n.t(c.help_id, mlp=manifest.role("mlp").number),
+                                 formatter_class=HelpFormatter)
             if c.name == command:
                 _fill(one, c)
             one.add_argument("--lang", **lang)
