@@ -11,11 +11,12 @@ iteration and ``isinstance(x, engine.Value)`` are forwarded.
 
 Every reply is hostile data: its size is bounded, its shape and types are
 checked, a handle the sandbox never gave is refused, nothing is ever
-``eval``-ed or unpickled (``values.py``; the proxies are ``proxy.py``'s).  A sandbox that hangs, dies or breaks the protocol
-is killed and every later request raises ``SandboxError`` at once, so the
-first hang ends the stage.  An exception raised in the sandbox is raised here
-as the same builtin type, with the same message and ``learner_frames``: the
-``(file, line, text)`` of each frame of the submitted file it went through.
+``eval``-ed or unpickled (``values.py``; the proxies are ``proxy.py``'s). A
+sandbox that hangs, dies or breaks the protocol is killed and every later
+request raises ``SandboxError`` at once, so the first hang ends the stage. An
+exception raised in the sandbox is raised here as the same builtin type, with
+the same message and ``learner_frames``: the ``(file, line, text)`` of each
+frame of the submitted file it went through.
 """
 from __future__ import annotations
 
