@@ -23,10 +23,12 @@ from autograd_kata.classroom.grading.formats import render
 from autograd_kata.classroom.grading.report import GRADER
 from autograd_kata.classroom.platforms.gradescope import build_autograder, unpack
 from autograd_kata.classroom.sandbox import jail
+from autograd_kata.classroom.sandbox.reaper import descendants
 from autograd_kata.core.manifest import stage
 from kit import ROOT, reference, run
 
 STAGE = stage(1)
+pytestmark = pytest.mark.timeout(240)
 
 
 def perfect(folder: Path) -> Path:
@@ -61,7 +63,7 @@ def assert_not_graded(report, why: str) -> None:
 def judges() -> list[int]:
     """The judges now running under this process (pytest with the grader's results channel)."""
     found = []
-    for pid in jail._descendants(os.getpid()):
+    for pid in descendants(os.getpid()):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
@@ -81,7 +83,7 @@ def test_a_judge_killed_midway_leaves_the_stage_not_graded(tmp_path):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
             for pid in judges():
-                if jail._descendants(pid):  # its sandbox is up: the tests are running
+                if descendants(pid):  # its sandbox is up: the tests are running
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
             time.sleep(0.05)
