@@ -117,7 +117,7 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
                       code=2, where="grade --student")
 
     def progress(name, record, kept):
-        note = " (unchanged, kept)" if kept else ""
+        note = " " + t("grade.class.kept") if kept else ""
         if record.get("graded", True) is False:
             print(f"{name}: {t('grade.class.not_graded')}", flush=True)
         else:
@@ -135,7 +135,8 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
     except OSError as error:
         raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"wrote {out}, {class_outputs.summary_path(out)} and {class_outputs.reports_dir(out)}/")
+    print(t("grade.class.wrote", out=str(out), summary=str(class_outputs.summary_path(out)),
+            reports=str(class_outputs.reports_dir(out))))
     return _class_status(records, where is not None)
 
 
@@ -164,8 +165,8 @@ def _merge(shards, out, lang, alone: bool) -> int:
     except OSError as error:
         raise Refusal(f"could not merge into {out}: {error}", code=2, where="grade --merge") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {class_outputs.summary_path(out)} "
-          f"and {class_outputs.reports_dir(out)}/")
+    print(t("grade.merge.wrote", shards=len(shards), n=len(records), out=str(out),
+            summary=str(class_outputs.summary_path(out)), reports=str(class_outputs.reports_dir(out))))
     return _class_status(records, shard=True)  # every shard may be empty: an empty class, merged
 
 
