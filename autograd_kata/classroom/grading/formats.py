@@ -149,9 +149,11 @@ def as_prairielearn(report: Report, lang: str = "en", timed: bool = True) -> str
     grader failed or a submitted file has a syntax error; always under PRAIRIELEARN_LIMIT."""
     report = in_language(report, lang)
     invalid = [g for g in report.stages if not g.graded or _syntax_error(g)]
-    tests = [{"name": stage_name(g, lang), "description": t_in(lang, "report.policy_text"),
-              "points": float(g.score) if g.graded else 0.0, "max_points": float(g.max_score),
-              "message": g.problem, "output": stage_output(g, lang)} for g in report.stages]
+    policy = t_in(lang, "report.policy_text")
+    tests: list[dict[str, str | float]] = [
+        {"name": stage_name(g, lang), "description": policy, "points": float(g.score) if g.graded else 0.0,
+         "max_points": float(g.max_score), "message": g.problem, "output": stage_output(g, lang)}
+        for g in report.stages]
     data: dict = {"gradable": not invalid, "message": _summary(report, lang), "tests": tests}
     if invalid:
         data["format_errors"] = [f"{stage_name(g, lang)}: {g.problem}" for g in invalid]
@@ -162,7 +164,7 @@ def as_prairielearn(report: Report, lang: str = "en", timed: bool = True) -> str
         if len(text.encode("utf-8")) < PRAIRIELEARN_LIMIT:
             break
         for test in tests:
-            test["output"] = test["output"][:keep]
+            test["output"] = str(test["output"])[:keep]
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return text
 
