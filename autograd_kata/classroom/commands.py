@@ -32,10 +32,15 @@ def release(folder: str, with_diff: bool = False) -> int:
     return write_copy(_root(), Path(folder), with_diff=with_diff)
 
 
-def autograder(zip_path: str, classroom50: bool = False) -> int:
+def autograder(zip_path: str, classroom50: bool = False, prairielearn: bool = False) -> int:
     from pathlib import Path
 
     from autograd_kata.core.i18n import current_language
+    if classroom50 and prairielearn:
+        raise Refusal("--classroom50 and --prairielearn: one platform at a time", code=2, where="autograder")
+    if prairielearn:
+        from autograd_kata.classroom.platforms.prairielearn import build_prairielearn
+        return build_prairielearn(_root(), Path(zip_path), lang=current_language())
     if classroom50:
         from autograd_kata.classroom.platforms.classroom50 import build_classroom50
         return build_classroom50(_root(), Path(zip_path), lang=current_language())
