@@ -124,7 +124,9 @@ def test_the_learner_loop_runs_on_three_systems_for_every_python_the_classifiers
 
 def ci_parts() -> list[str]:
     text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    return re.search(r'^ALL="([^"]+)"', text, re.MULTILINE).group(1).split()
+    found = re.search(r'^ALL="([^"]+)"', text, re.MULTILINE)
+    assert found, ".ci/run names its parts in ALL=\"...\""
+    return found.group(1).split()
 
 
 def test_the_two_ubuntu_jobs_run_all_of_ci_run_between_them_as_root():
@@ -226,19 +228,16 @@ def test_the_repositorys_own_version_is_ready_to_tag():
     assert check.problems(f"v{__version__}") == []
 
 
-def test_the_package_page_links_into_the_ref_kata_link_ref_names():
+def test_the_package_page_links_into_the_ref_kata_link_ref_names(monkeypatch):
     spec = importlib.util.spec_from_file_location("kata_setup", ROOT / "setup.py")
     assert spec and spec.loader
     setup_py = importlib.util.module_from_spec(spec)
     import setuptools
-    calls = []
-    real = setuptools.setup
-    setuptools.setup = lambda **kw: calls.append(kw)  # type: ignore[assignment]
-    try:
-        spec.loader.exec_module(setup_py)
-    finally:
-        setuptools.setup = real  # type: ignore[assignment]
-    assert calls, "setup.py did not call setup()"
+    calls: list[dict] = []
+    monkeypatch.setattr(setuptools, "setup", lambda **kw: calls.append(kw))  # setup.py's import finds this
+    monkeypatch.setenv("KATA_LINK_REF", "v9.8.7")
+    spec.loader.exec_module(setup_py)
+    assert "/blob/v9.8.7/" in calls[0]["long_description"] and "/blob/main/" not in calls[0]["long_description"]
     assert setup_py.link_ref({}) == "main" and setup_py.link_ref({"KATA_LINK_REF": "v0.1.0"}) == "v0.1.0"
     for bad in ("v1 0", "../main", "-x", "main?raw=1"):
         with pytest.raises(SystemExit, match="is not a branch or tag name"):
