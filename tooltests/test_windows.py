@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import ctypes
 import io
-import shutil
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
 from autograd_kata.core import i18n, runner, term
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import stage
-from kit import run_kata
+from kit import kata_copy, run_kata
 
-ROOT = Path(__file__).resolve().parent.parent
 ENV_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "PYTEST_ADDOPTS",
             "PYTEST_PLUGINS", "TERM", "PYTHONIOENCODING", "PYTHONUTF8")
 
@@ -36,15 +33,7 @@ pytestmark = pytest.mark.timeout(120)  # the runner's tests run pytest in a chil
 
 @pytest.fixture
 def kata(tmp_path, monkeypatch):
-    root = tmp_path / "kata"
-    for name in ("exercises", "solutions", "tests"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(ROOT / name, root / name)
-    monkeypatch.chdir(root)
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)
-    yield root
+    yield kata_copy(tmp_path, monkeypatch, ENV_VARS)
     i18n.reset()
 
 
