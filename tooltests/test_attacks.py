@@ -656,7 +656,7 @@ def test_a_flood_of_big_messages_gives_a_small_report_and_a_small_grader(tmp_pat
     assert data["score"] == 0 and len(data["stages"]) == 2
     messages = [t["message"] for g in data["stages"] for t in g["tests"]]
     assert max(map(len, messages)) <= 4100 and any("cut" in m for m in messages)
-    # README, "What is guaranteed": a report of 2 stages under 100 KB (8 stages: under 400 KB),
+    # docs/instructors.md, "What is guaranteed": a report under 50 KB a stage (these 2: 100 KB),
     # and no grading process over 150 MiB, whatever the sandbox sends
     assert size < 100_000, size
     assert max_rss_mib < 150, max_rss_mib

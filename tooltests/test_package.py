@@ -109,7 +109,8 @@ def test_the_sdist_holds_what_the_tests_need_and_the_wheel_is_the_tool(dists):
     sdist, wheel = dists
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    for needed in ("LICENSE", "README.md", "README.ja.md", "CHANGELOG.md", "conftest.py", "pyproject.toml", "setup.py",
+    for needed in ("LICENSE", "README.md", "README.ja.md", "CHANGELOG.md", "CONTRIBUTING.md", "conftest.py",
+                   "pyproject.toml", "setup.py",
                    ".gitignore", "reference/engine.py", "tests/expect.py",
                    "autograd_kata/templates/kata-grade.yml.tmpl", "autograd_kata/maintainer/mistakes.py",
                    "autograd_kata/maintainer/equivalent_mutants.json"):

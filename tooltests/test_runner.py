@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -136,18 +135,16 @@ def test_blocked_plugins_cover_the_reordering_ones_and_an_absent_one_is_harmless
 
 # --- hangs in seconds ------------------------------------------------------------
 
-def test_kata_check_on_an_endless_topological_order_returns_within_5_s_with_the_line(kata):
+def test_kata_check_on_an_endless_topological_order_returns_with_the_line(kata):
+    """The hang is found by the stage's time limit (its time: benchmarks/responsiveness.py)."""
     solve(kata, 5, forgot_to_pop)
-    started = time.monotonic()
     proc = kata_child(kata, "check", "5")
-    took = time.monotonic() - started
     assert proc.returncode == 1
     out = proc.stdout
     loop = line_of(kata, 5, "while stack:")
     spots = [f"exercises/stage05_backward.py:{n}" for n in range(loop, loop + 8)]
     assert any(spot in out for spot in spots), out
     assert "An infinite loop?" in out and "not run: the stage stopped at the first hang" in out
-    assert took < 5, f"kata check 5 took {took:.1f} s"
     assert 5 not in state.known_results([stage(5)], kata) or not state.known_results([stage(5)], kata)[5].ok
 
 

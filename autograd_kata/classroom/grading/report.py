@@ -16,7 +16,7 @@ from autograd_kata.core.results.model import StageResult, TestResult
 POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
 # what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
 # a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
-# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+# (then each failure keeps its first line), so a report stays under 50 KB a stage
 MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
 
 
