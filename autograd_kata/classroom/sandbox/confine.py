@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from autograd_kata.classroom.sandbox import seccomp
 
 GiB = 1 << 30
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): what this process execs gets no address randomization
 LIMITS = {  # rlimit -> value; RLIMIT_CPU comes from KATA_SANDBOX_CPU
     resource.RLIMIT_AS: GiB,
     resource.RLIMIT_NPROC: 1,      # the engine needs one process and no thread
@@ -187,6 +188,10 @@ class Plan:
 
 def child(plan: Plan, ids: tuple[int, int] | None) -> None:
     os.setsid()
+    # the same addresses on every run (no ASLR for what it execs): code whose answer depends on
+    # id() or on a set's order (a set of nodes, ordered by address) answers alike, so --seed
+    # reproduces a grading byte for byte (where the machine allows it: Docker's seccomp may not)
+    libc().personality(libc().personality(0xFFFFFFFF) | ADDR_NO_RANDOMIZE)
     if plan.mode == "namespaces":
         _unshare(CLONE_NEWNS, optional=CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID)
         _in_pid_namespace()
