@@ -60,6 +60,7 @@ seen["signal_self"] = attempt(lambda: os.kill(me, 0))
 seen["judge_environ"] = attempt(lambda: open(f"/proc/{judge}/environ", "rb").read())
 seen["judge_memory"] = attempt(lambda: open(f"/proc/{judge}/mem", "rb").close())
 seen["read_own"] = attempt(lambda: open("exercises/__init__.py").read())
+seen["folder_read_only"] = bool(os.statvfs("exercises").f_flag & os.ST_RDONLY)
 print(json.dumps(seen))
 '''
 # without the filter these succeed on any Linux kernel, so a refusal in the sandbox is the filter's
@@ -97,7 +98,7 @@ def test_the_allow_list_refuses_every_way_out_and_in(folder, tmp_path):
     seen = probe(folder, code)
     # every set-up, none included: EPERM from the filter (a read-only root says EROFS first, a jail
     # without /proc ENOENT)
-    let_through = {k: v for k, v in seen.items() if k not in ("signal_self", "read_own")
+    let_through = {k: v for k, v in seen.items() if k not in ("signal_self", "read_own", "folder_read_only")
                    and v not in ("EPERM", "EACCES", "EROFS", "ENOENT")}
     assert not let_through
     assert {k: seen[k] for k in ALLOWED_UNFILTERED} == dict.fromkeys(ALLOWED_UNFILTERED, "EPERM"), seen
@@ -195,10 +196,19 @@ def test_a_stage_folder_that_cannot_be_made_read_only_is_never_run(folder, monke
 
 
 @needs_mount_namespace
+def test_the_stage_folder_is_mounted_read_only_wherever_tmpdir_is(folder):
+    """The measured case for real: .ci/jail-setups runs this file as an unprivileged user with
+    TMPDIR on a ``noexec`` tmpfs, where the remount must keep ``noexec`` to be allowed at all."""
+    noexec = bool(os.statvfs(folder).f_flag & os.ST_NOEXEC)
+    seen = probe(folder, REACH % {"judge": os.getpid()})
+    assert seen["folder_read_only"] and seen["read_own"] == "allowed", (noexec, seen)
+
+
+@needs_mount_namespace
 def test_a_stage_folder_on_a_noexec_mount_is_bound_read_only(tmp_path):
-    """The real case: the remount keeps the flags a user namespace may not clear (noexec)."""
+    """The same on a noexec tmpfs mounted here (root only; as root the kernel locks nothing)."""
     if not jail.is_root():
-        pytest.skip("mounting a noexec tmpfs needs root (.ci/jail-setups gives the userns run one as TMPDIR)")
+        pytest.skip("mounting a tmpfs needs root")
     place = tmp_path / "noexec"
     place.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,nosuid,nodev,size=8m", "tmpfs", str(place)], check=True)
@@ -209,7 +219,7 @@ def test_a_stage_folder_on_a_noexec_mount_is_bound_read_only(tmp_path):
         for path in (place, folder, folder / "exercises"):
             os.chmod(path, 0o755)
         seen = probe(folder, REACH % {"judge": os.getpid()})
-        assert seen["read_own"] == "allowed" and seen["write_here"] in ("EPERM", "EROFS"), seen
+        assert seen["read_own"] == "allowed" and seen["folder_read_only"], seen
     finally:
         subprocess.run(["umount", "-l", str(place)], check=False)
 
