@@ -136,7 +136,7 @@ def test_the_two_ubuntu_jobs_run_all_of_ci_run_between_them_as_root():
         job = jobs[name]
         assert job["runs-on"] == "ubuntu-24.04" and job["timeout-minutes"] <= 15
         (step,) = [s for s in steps(job) if "bash .ci/run" in s.get("run", "")]
-        assert step["run"].startswith("sudo ") and "KATA_CI_STEPS" in step["run"]  # root, the parts kept
+        assert step["run"].startswith("sudo -E ")  # root, with the KATA_ variables kept
         assert step["env"]["KATA_TORCH_INDEX"].endswith("/whl/cpu")  # not this machine's torch file
         parts += step["env"]["KATA_CI_STEPS"].split()
     assert sorted(parts) == sorted(ci_parts()), "every part of .ci/run runs on GitHub, once"
