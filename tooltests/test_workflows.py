@@ -203,7 +203,8 @@ def test_the_release_check_refuses_a_wrong_tag_or_an_undated_version(tmp_path, t
 def fake_dist(folder: Path, version: str, description: str) -> Path:
     folder.mkdir()
     with zipfile.ZipFile(folder / f"autograd_kata-{version}-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA", f"Name: autograd-kata\n\n{description}")
+        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA",  # a header may link into main
+                       f"Name: autograd-kata\nProject-URL: Changelog, https://x/blob/main/CHANGELOG.md\n\n{description}")
     (folder / f"autograd_kata-{version}.tar.gz").write_bytes(b"")
     return folder
 
