@@ -206,7 +206,7 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
             if lease is None:
                 raise OSError("no sandbox user could be had (useradd?)")
         ids = (lease.uid, lease.gid) if lease else None
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": plan.inside}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": plan.inside, "PYTHONHASHSEED": "0"}
         why, told = os.pipe()  # the set-up's reason, if a step of it fails (confine.child)
         try:
             proc = subprocess.Popen(argv, cwd="/", env=env, close_fds=True,
