@@ -505,6 +505,33 @@ def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
     assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10"]
 
 
+def test_a_student_named_like_an_option_is_regraded_by_name(tmp_path):
+    """``--student -m17``: a folder name that starts with a dash is still the option's value."""
+    klass = tmp_path / "class"
+    for name in ("-m17", "ada"):
+        (klass / name / "exercises").mkdir(parents=True)
+        (klass / name / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    kata = [sys.executable, "-m", "autograd_kata.instructor", "grade", "--class", str(klass), "--out", str(out),
+            "--stage", "1"]
+    assert run(kata, cwd=ROOT).returncode == 0
+    proc = run(kata + ["--student", "-m17"], cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.startswith("-m17: 10/10"), proc.stdout + proc.stderr
+
+
+def test_a_misnamed_stage_file_is_named_in_the_reason(tmp_path):
+    """A re-downloaded ``stage01_value (1).py`` is not graded (the rule is the exact name), and the
+    reason says which file was seen and what to call it."""
+    from autograd_kata.classroom.grading.grade import grade
+    (tmp_path / "ada" / "exercises").mkdir(parents=True)
+    (tmp_path / "ada" / "exercises" / "stage01_value (1).py").write_text(reference(1), encoding="utf-8")
+    report = grade(tmp_path / "ada", ROOT, [stage(1)], jobs=1)
+    (g,) = report.stages
+    assert g.score == 0 and g.graded and not g.source
+    assert g.problem == ("no exercises/stage01_value.py in the submission; found exercises/stage01_value (1).py, "
+                         "which is not graded: rename it stage01_value.py"), g.problem
+
+
 # --- Classroom 50 -----------------------------------------------------------------------------------
 
 def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents(tmp_path):
