@@ -322,6 +322,26 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
     assert f"  ステージ 1: {label(1, 'expected the float 0.0', 'ja')} -- 1 人: cy" in ja.splitlines()
 
 
+def test_a_named_classic_mistake_is_that_mistake_in_the_summary_never_a_crash(tmp_path):
+    """Stage 8: the SGD step climbs (a wrong value naming the mistake) and a later test crashes on
+    the overflow it causes: the student is filed under "failed" with the mistake, not "crashes".
+    Stage 7's tests naming stage 5's visited list put that mistake in the summary, under stage 5."""
+    from autograd_kata.classroom.course.records import record
+    climbs = StageGrade(stage(8), source="exercises/stage08_mlp.py", problem="1 of 2 tests did not pass")
+    climbs.tests = [Result("tests/test_stage08_mlp.py::test_step", "failed", "uphill", "wrong", mistakes=["climbs"]),
+                    Result("tests/test_stage08_mlp.py::test_train", "failed", "OverflowError", "crash")]
+    visits = StageGrade(stage(7), source="exercises/stage07_zero_grad.py", problem="1 of 1 tests did not pass")
+    visits.tests = [Result("tests/test_stage07_zero_grad.py::test_big", "failed", "each node once", "wrong",
+                           mistakes=["no-visited"])]
+    report = Report("ada", [visits, climbs], isolated=True)
+    course = record("ada", report, tmp_path, (stage(7), stage(8)), "f", "t", {}, None)
+    assert course["status"] == {"7": "failed", "8": "failed"}
+    assert course["mistakes"] == {"5": ["each node once"], "8": ["uphill"]}
+    summary = class_outputs.class_summary([course], (stage(7), stage(8)))
+    assert "crashes" not in summary
+    assert f"stage 8: {label(8, 'uphill')} -- 1: ada" in summary and f"stage 5: {label(5, 'each node once')}" in summary
+
+
 def test_a_label_is_true_of_every_mistake_that_gives_its_phrase():
     """Two catalogued mistakes with one phrase get one label: it may not be the words of only one
     of them (stage 7's 'resets every parameter but the last' was a student's who zeroed only the last)."""
