@@ -2,12 +2,13 @@
 
 The contract, clause by clause (one test each):
 
-1. a + b is a new Value with data a.data + b.data; a * b one with a.data * b.data.
-2. The new node's _prev is {a, b} and its _op is '+' or '*'.
-3. Its _backward hands each parent its share, local derivative times out.grad:
-   out.grad for both parents of +; b.data * out.grad to a and a.data * out.grad
-   to b for *.
-4. Building a node changes neither operand (data, grad, _prev).
+- [new-node] a + b is a new Value with data a.data + b.data; a * b one with a.data * b.data.
+- [parents-and-label] The new node's _prev is {a, b} and its _op is '+' or '*'.
+- [rules-hand-shares] Its _backward hands each parent its share, local derivative times out.grad:
+  out.grad for both parents of +; b.data * out.grad to a and a.data * out.grad
+  to b for *, also when an operand is 0 (a rule read off the output,
+  out.data / a.data, divides by it).
+- [operands-untouched] Building a node changes neither operand (data, grad, _prev).
 
 The rules are tested by hand: set out.grad (never 1, so a missing `* out.grad`
 shows), call out._backward(), and read the parents' grads.  Every graph here
@@ -81,6 +82,18 @@ def test_mul_rule_multiplies_by_out_grad(engine):
                  [(t("s2.m.forgot_upstream"), {"a": 0.5, "b": 4.0}),
                   (t("s2.m.swapped"), {"a": -8.0, "b": -1.0})],
                  a=(a, -1.0), b=(b, -8.0))
+
+
+def test_mul_rule_holds_when_an_operand_is_zero(engine):
+    """A rule read off the output (out.data / a.data for b) is right only while no operand is 0."""
+    a, b = engine.Value(0.0), engine.Value(-4.0)
+    out = a * b
+    out.grad = 1.5
+    try:
+        out._backward()
+    except ZeroDivisionError as raised:
+        expect.fail(t("s2.mul.zero_divides", error=f"{type(raised).__name__}: {raised}"))
+    expect.grads(t("s2.mul.zero"), a=(a, -6.0), b=(b, 0.0))
 
 
 def test_arithmetic_leaves_the_operands_alone(engine):

@@ -9,6 +9,7 @@ from autograd_kata.core.build import PRISTINE_DIR
 from autograd_kata.core.manifest import STAGES, Stage
 
 MIN_LEAK = 10  # a region shorter than this (whitespace removed), e.g. `return []`, is ordinary code
+MIN_LINE_LEAK = 40  # one line of a region this long (whitespace removed) is a leak on its own
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,23 @@ def solution_regions(root: Path) -> list[_Region]:
             first = next((ln.strip() for ln in r.text.splitlines() if ln.strip()), "")
             owner = owner_of(lines, r.start)
             found.append(_Region(s, owner, first[:60], key))
+            found.extend(_Region(s, owner, _line_excerpt(r.text, line), line)
+                         for line in dict.fromkeys(key.splitlines())
+                         if len(line) >= MIN_LINE_LEAK and line != key)
     return found
+
+
+def _line_excerpt(text: str, key: str) -> str:
+    """The region's line whose normalized form is ``key``, as written (for the report)."""
+    return next((ln.strip() for ln in text.splitlines() if normalize(ln) == key), key)[:60]
 
 
 def scan(folder: Path, reference_root: Path) -> list[Leak]:
     """Reference code in ``folder``, by the kata's definition of a leak.
 
-    A solution region of stage N leaks when its text (normalized) appears
+    A solution region of stage N leaks when its text (normalized) appears, and so
+    does any single line of it at least ``MIN_LINE_LEAK`` characters long (so a
+    solution cannot ship re-wrapped into another function, line by line),
 
     * in ``exercises/stageNN`` itself more often than in the stub ``kata build``
       writes for it (normally: at all);

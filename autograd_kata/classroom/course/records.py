@@ -12,7 +12,7 @@ from autograd_kata.classroom.grading.discovery import find_stage_files
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
-STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
+STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file", "not_graded")
 
 
 def files_hash(submission: Path, stages) -> str:
@@ -56,8 +56,10 @@ def stubs(grader_root: Path, stages) -> dict[int, bytes]:
 
 
 def stage_status(g, submission: Path, stub: bytes | None) -> str:
-    """One word for a stage: passed, no_file, not_started (the untouched stub),
-    no_import, hangs, crashes or failed."""
+    """One word for a stage: not_graded (the grader failed), passed, no_file, not_started
+    (the untouched stub), no_import, hangs, crashes or failed."""
+    if not g.graded:
+        return "not_graded"
     if g.ok:
         return "passed"
     if not g.source:
@@ -81,7 +83,7 @@ def stage_mistakes(g, status: str) -> list[str]:
     """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
     ``mistakes`` in its results, whatever language it spoke); none for a stage
     not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
-    if status in ("passed", "no_file", "not_started", "no_import"):
+    if status in ("passed", "no_file", "not_started", "no_import", "not_graded"):
         return []
     named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
     return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
@@ -96,8 +98,9 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
         found = stage_mistakes(g, status[str(g.stage.number)])
         if found:
             mistakes[str(g.stage.number)] = found
-    by = {g.stage.number: g.score for g in report.stages}
+    by = {g.stage.number: g.score if g.graded else None for g in report.stages}  # None: not graded, never 0
     return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
-            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages},
-            "score": report.score, "max_score": report.max_score, "isolated": report.isolated,
+            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,
+            "score": report.score if report.graded else None, "max_score": report.max_score,
+            "isolated": report.isolated,
             "isolation": report.isolation, "status": status, "mistakes": mistakes}

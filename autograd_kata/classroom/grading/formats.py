@@ -39,8 +39,10 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
     lines.append(pad(say("report.col.stage"), first_col) + pad(say("report.col.title"), 30)
                  + pad(say("report.col.tests"), 9, right=True) + pad(say("report.col.score"), 9, right=True))
     for g in report.stages:
-        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30)
-                     + f"{f'{g.passed}/{g.total}':>9}{f'{g.score}/{g.max_score}':>9}")
+        # the grader's failure: no count and no score, never a 0
+        tests, score = (f"{g.passed}/{g.total}", f"{g.score}/{g.max_score}") if g.graded else \
+            (f"-/{g.total}", f"-/{g.max_score}")
+        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30) + f"{tests:>9}{score:>9}")
         indent = " " * first_col
         if g.file_note():
             lines.append(f"{indent}   {g.file_note(lang)}")
@@ -48,9 +50,12 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
             for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
         lines += [f"{indent}   {note}" for note in g.advisory_notes(lang)]
-    lines.append(pad(say("report.total"), first_col + 39) + f"{f'{report.score}/{report.max_score}':>9}")
+    total = f"{report.score}/{report.max_score}" if report.graded else say("report.not_graded")
+    lines.append(pad(say("report.total"), first_col + 39) + f"{total:>9}")
     if report.message:
         lines += ["", report.message]
+    if not report.graded:
+        lines += ["", say("report.not_graded_note")]
     if timed:
         lines.append(say("report.seconds", seconds=f"{report.seconds:.1f}"))
     return "\n".join(lines) + "\n"

@@ -17,8 +17,11 @@ POLICY = ("all or nothing per stage: a stage earns its points only when every on
           "(advisory tests are reported, not scored)")
 # what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
 # a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
-# (then each failure keeps its first line), so a report of 8 stages stays under 300 KB
+# (then each failure keeps its first line), so a report stays under 50 KB a stage
 MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
+# a stage's ``problem_kind`` when the grader, not the submission, failed: "not graded", never
+# a score (no 0 in any format, a rerun grades it again, ``kata grade`` exits NOT_GRADED)
+GRADER, NOT_GRADED = "grader", 3
 
 
 @dataclass
@@ -38,8 +41,16 @@ class StageGrade(StageResult):
         return self.stage.points
 
     @property
+    def graded(self) -> bool:
+        return self.problem_kind != GRADER
+
+    @property
     def score(self) -> int:
         return self.stage.points if self.ok else 0
+
+    @property
+    def status(self) -> str:
+        return "not_graded" if not self.graded else "passed" if self.ok else "failed"
 
     def file_note(self, lang: str = "en") -> str:
         """Which file was graded (one sentence); with several candidates, all of them and the rule."""
@@ -52,7 +63,7 @@ class StageGrade(StageResult):
     def to_dict(self) -> dict:
         s = self.stage
         return {"number": s.number, "module": s.module, "title": s.title, "points": s.points,
-                "score": self.score, "max_score": self.max_score, "status": "passed" if self.ok else "failed",
+                "score": self.score if self.graded else None, "max_score": self.max_score, "status": self.status,
                 "passed": self.passed, "total": self.total, "reason": self.problem, "reason_kind": self.problem_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
                 "tests": [_test_dict(t) for t in self.tests], "advisory": [_test_dict(t) for t in self.advisory]}
@@ -80,6 +91,11 @@ class Report:
     hidden_seed: int | None = None  # the hidden checks' seed: the instructor's JSON only, never a student's
 
     @property
+    def graded(self) -> bool:
+        """False when the grader failed on some stage: the report is then no grade at all."""
+        return all(g.graded for g in self.stages)
+
+    @property
     def score(self) -> int:
         return sum(g.score for g in self.stages)
 
@@ -95,7 +111,8 @@ class Report:
     def to_dict(self) -> dict:
         return {"isolation": self.isolation, "isolated": self.isolated,
                 "kata_version": __version__, "policy": POLICY, "submission": self.submission,
-                "score": self.score, "max_score": self.max_score, "seconds": round(self.seconds, 3),
+                "graded": self.graded, "score": self.score if self.graded else None, "max_score": self.max_score,
+                "seconds": round(self.seconds, 3),
                 "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
                 "stages": [g.to_dict() for g in self.stages]}
 
@@ -108,6 +125,11 @@ def not_passed(g: StageGrade, lang: str) -> str:
                 headline=bad[0].headline)
 
 
+def grader_failed(g: StageGrade, why: str) -> None:
+    """``g`` is not graded: the grader failed (``why``, one of its reasons)."""
+    g.problem, g.problem_kind = say("report.reason.not_graded", why=why), GRADER
+
+
 def say(msgid: str, **fields) -> str:
     """A reason of the grader's own (a missing file, a judge that stopped), in English, the
     judge's language, and kept as data (``i18n.Text``): ``in_language`` says it again."""
@@ -116,20 +138,21 @@ def say(msgid: str, **fields) -> str:
 
 def in_language(report: Report, lang: str) -> Report:
     """``report`` with every test's message said in ``lang`` where its data allows
-    (``TestResult.in_language``): the judge speaks English, each format speaks ``lang``."""
-    if lang == "en":
-        return report
+    (``TestResult.in_language``): the judge speaks English, each format speaks ``lang``;
+    the grader's own words (reasons, the isolation line, notes) are said again too."""
+    def again(text):
+        return text.render(lang) if isinstance(text, Text) else text
     stages = []
     for g in report.stages:
-        said = replace(g, tests=[test.in_language(lang) for test in g.tests],
-                       advisory=[test.in_language(lang) for test in g.advisory])
+        said = replace(g, tests=[test.in_language(lang) for test in g.tests] if lang != "en" else g.tests,
+                       advisory=[test.in_language(lang) for test in g.advisory] if lang != "en" else g.advisory)
         if isinstance(g.problem, Text) and g.problem.msgid == "report.not_passed":  # from the tests said again
             said.problem = not_passed(said, lang)
-        elif isinstance(g.problem, Text):  # one of the grader's own (``say``)
-            said.problem = g.problem.render(lang)
+        else:  # one of the grader's own (``say``)
+            said.problem = again(g.problem)
         stages.append(said)
-    message = report.message.render(lang) if isinstance(report.message, Text) else report.message
-    return replace(report, stages=stages, message=message)
+    return replace(report, stages=stages, message=again(report.message), isolation=again(report.isolation),
+                   warnings=[again(w) for w in report.warnings])
 
 
 # --- from the judge's results --------------------------------------------------------
