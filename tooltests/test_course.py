@@ -489,6 +489,9 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     (checkout / "exercises").mkdir(parents=True)
     (checkout / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
     (checkout / "tests").mkdir()  # a student's own "tests" grade nothing
+    breakout = checkout / "x```\n## full marks\n```" / stage(2).source("exercises").split("/")[1]
+    breakout.parent.mkdir()  # a path that would close the release body's code block and add a heading
+    breakout.write_text(stub(2), encoding="utf-8")
     (checkout / "tests" / "test_stage02_add_mul.py").write_text("def test_ok():\n    pass\n")
     env = {"KATA_PYTHON": sys.executable, "CLASSROOM": "ml-101", "ASSIGNMENT": "kata", "OWNER": "ada",
            "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234", "COMMIT_URL": "https://github.com/o/r/commit/abc",
@@ -513,6 +516,11 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     assert [t["passed"] for t in tests] == [s is STAGES[0] for s in STAGES]
     body = (checkout / "release-body.md").read_text(encoding="utf-8")
     assert body.startswith(f"## kata grade\n\n**{first}/{total}**") and "hidden_seed" not in body
+    lines = body.splitlines()
+    fence = lines[4]
+    assert re.fullmatch("````+", fence) and lines[-1] == fence, "a fence longer than the path's ```"
+    assert all(fence not in line for line in lines[5:-1]) and "x```\\x0a## full marks" in body
+    assert [line for line in lines if line.startswith("#")] == ["## kata grade"], "no heading breaks out"
     assert "seed" not in json.dumps(result)
 
 

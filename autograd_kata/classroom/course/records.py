@@ -4,11 +4,13 @@ student whose two hashes are unchanged), each stage's status and the classic mis
 its failures name."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom.grading.discovery import find_stage_files
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
@@ -16,15 +18,14 @@ STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", 
 
 
 def files_hash(submission: Path, stages) -> str:
-    """Every candidate file of every graded stage (its path and bytes): what the grading reads."""
+    """Every candidate file of every graded stage (its path, as bytes, and its bytes when it is
+    a regular file the grading would read): what the grading reads. Never reads anything else."""
     h = hashlib.sha256()
     for s in stages:
         for path in find_stage_files(submission, s):
-            h.update(f"{s.number}\0{path.relative_to(submission).as_posix()}\0".encode())
-            try:
-                h.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"?")
-            except OSError:
-                h.update(b"!")
+            h.update(f"{s.number}\0".encode() + os.fsencode(path.relative_to(submission)) + b"\0")
+            data = read_regular(path, MAX_FILE)
+            h.update(b"?" if data is None else hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
@@ -64,11 +65,9 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
         return "passed"
     if not g.source:
         return "no_file"
-    try:
-        if stub is not None and _normal((submission / g.source).read_bytes()) == stub:
-            return "not_started"
-    except OSError:
-        pass
+    data = read_regular(g.file or submission / g.source, MAX_FILE) if stub is not None else None
+    if data is not None and _normal(data) == stub:
+        return "not_started"
     kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
     if "import" in kinds:
         return "no_import"
@@ -104,3 +103,16 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
             "score": report.score if report.graded else None, "max_score": report.max_score,
             "isolated": report.isolated,
             "isolation": report.isolation, "status": status, "mistakes": mistakes}
+
+
+# a failure of the run itself (the disk, the machine), never one student's: raised, the run stops
+RUN_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def own_failure(error: BaseException) -> bool:
+    """Whether ``error``, met while grading or writing one student, is met with that student only
+    (their files, their name, their report), so it becomes their stated reason; not an
+    interrupt, nor the disk."""
+    if not isinstance(error, Exception):
+        return False
+    return not (isinstance(error, OSError) and error.errno in RUN_ERRNOS)

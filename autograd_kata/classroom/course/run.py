@@ -55,8 +55,8 @@ from autograd_kata.classroom.course.outputs import (
     write_student,
     write_whole,
 )
-from autograd_kata.classroom.course.records import files_hash, record, stubs, tests_hash
-from autograd_kata.classroom.course.roster import in_shard, students
+from autograd_kata.classroom.course.records import files_hash, own_failure, record, stubs, tests_hash
+from autograd_kata.classroom.course.roster import in_shard, name_of, students
 from autograd_kata.classroom.grading.grade import grade, jobs_default, not_graded
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.errors import Refusal
@@ -157,12 +157,12 @@ class Course:
     grade_one: object = None         # a stand-in for grade.grade (tests); run in threads
 
     def roster(self) -> list[Path]:
-        return [p for p in students(self.class_dir) if in_shard(p.name, self.shard)]
+        return [p for p in students(self.class_dir) if in_shard(name_of(p), self.shard)]
 
     def run(self, progress=None) -> list[dict]:
         """Grade who needs it; return every record of the roster, written as they finish."""
         roster = self.roster()
-        if self.only is not None and self.only not in {p.name for p in roster}:
+        if self.only is not None and self.only not in {name_of(p) for p in roster}:
             where = f" (shard {self.shard[0]}/{self.shard[1]})" if self.shard else ""
             raise Refusal(f"no student folder {self.only!r} in {self.class_dir}{where}", code=2,
                           where="grade --student")
@@ -175,20 +175,20 @@ class Course:
         todo = []
         for p in roster:
             files = files_hash(p, self.stages)
-            old = load_record(folder, p.name)
+            old = load_record(folder, name_of(p))
             fresh = (old is not None and old.get("files") == files and old.get("tests") == tests
                      and old.get("stages") == numbers and (self.seed is None or old.get("seed") == self.seed)
                      and old.get("graded", True) is not False)  # a grader's failure is graded again
             if self.only is not None:
-                if p.name != self.only:
+                if name_of(p) != self.only:
                     if old is not None and old.get("stages") == numbers:
-                        records[p.name] = old  # kept as it was graded
+                        records[name_of(p)] = old  # kept as it was graded
                     continue
                 fresh = False
             if fresh and not self.force and old is not None:
-                records[p.name] = old
+                records[name_of(p)] = old
                 if progress:
-                    progress(p.name, old, True)
+                    progress(name_of(p), old, True)
             else:
                 todo.append((p, files))
         self._write_csv(records)
@@ -219,21 +219,34 @@ class Course:
             done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
             for f in sorted(done, key=lambda f: f.exception() is not None):  # write who finished, then raise
                 p, files = running.pop(f)
-                try:
-                    report = f.result()
-                except BrokenExecutor as error:  # its worker died (the OOM killer?): the grader failed
-                    report = not_graded(p, self.stages, error)
-                course = record(p.name, report, p, self.stages, files, tests, stub, self.seed)
                 stops.writing = True
                 try:
-                    write_student(folder, p.name, report, course, self.lang, timed=self.seed is None)
-                    records[p.name] = course
+                    records[name_of(p)] = self._keep(folder, p, files, f, tests, stub)
                     self._write_csv(records)
                 finally:
                     stops.writing = False
                 stops.check()
                 if progress:
-                    progress(p.name, course, False)
+                    progress(name_of(p), records[name_of(p)], False)
+
+    def _keep(self, folder: Path, p: Path, files: str, f: Future, tests: str, stub: dict) -> dict:
+        """Write one student's reports and return the record. A failure met with this student (their
+        worker died, their files or their report made the grader fail) leaves them not graded, with
+        the reason, and the run goes on; the run's own (the disk) is raised."""
+        try:
+            try:
+                report = f.result()
+            except BrokenExecutor as error:  # its worker died (the OOM killer?): the grader failed
+                report = not_graded(p, self.stages, error)
+            course = record(name_of(p), report, p, self.stages, files, tests, stub, self.seed)
+            write_student(folder, name_of(p), report, course, self.lang, timed=self.seed is None)
+        except Exception as error:  # noqa: BLE001 - see own_failure: the run's own failures are raised
+            if not own_failure(error):
+                raise
+            report = not_graded(p, self.stages, error)
+            course = record(name_of(p), report, p, self.stages, "", tests, stub, self.seed)
+            write_student(folder, name_of(p), report, course, self.lang, timed=self.seed is None)
+        return course
 
     def _write_csv(self, records: dict) -> None:
         write_whole(self.out, class_csv(list(records.values()), self.stages))

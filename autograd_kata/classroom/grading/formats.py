@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from autograd_kata.classroom.grading.report import POLICY, Report, in_language
+from autograd_kata.classroom.grading.discovery import shown
+from autograd_kata.classroom.grading.report import POLICY, Report, in_language, printable
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.results.model import TestResult
 from autograd_kata.core.term import pad, width
@@ -156,9 +158,19 @@ WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit
 
 
 def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> str:
+    """``report`` in ``fmt``: the submission's path written out (``discovery.shown``: one line,
+    any byte), and no control character but newline and tab anywhere (``report.printable``):
+    nothing a submission names or says repaints a terminal or makes the XML unreadable."""
     if not timed:
         report = untimed(report)
-    return WRITERS[fmt](report, lang=lang, timed=timed)
+    report = dataclasses.replace(report, submission=shown(report.submission))
+    text = WRITERS[fmt](report, lang=lang, timed=timed)
+    if fmt in ("json", "gradescope"):  # JSON writes a control character as an escape: those go too
+        text = _JSON_CONTROL.sub(lambda m: m.group() if m.group() == "\\\\" else "", text)
+    return printable(text)
+
+
+_JSON_CONTROL = re.compile(r"\\\\|\\[bfr]|\\u00[01][0-9a-fA-F]")
 
 
 def write(report: Report, fmt: str, out: str | None, echo=print, lang: str = "en", timed: bool = True) -> None:

@@ -7,6 +7,7 @@ Scoring policy (``POLICY``): all or nothing per stage (``grade.py`` says why).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.core.i18n import Text, t_in
@@ -15,10 +16,14 @@ from autograd_kata.core.results.model import StageResult, TestResult
 
 POLICY = ("all or nothing per stage: a stage earns its points only when every one of its tests passes "
           "(advisory tests are reported, not scored)")
-# what a report holds, whatever the submission makes its messages (README, "What is guaranteed"):
-# a test's message at most MAX_MESSAGE characters, a stage's messages MAX_STAGE_MESSAGES in all
-# (then each failure keeps its first line), so a report stays under 50 KB a stage
+# what a report holds, whatever the submission makes its messages and its files (docs/instructors.md,
+# "What is guaranteed"): a test's message at most MAX_MESSAGE characters, a stage's messages
+# MAX_STAGE_MESSAGES bytes in all as a report writes them (then each failure keeps its first line while
+# it fits, else only the note), at most MAX_FOUND candidate files named per stage: so a report stays
+# under MAX_STAGE_REPORT bytes a stage in every format (a tooltest floods each part)
 MAX_MESSAGE, MAX_STAGE_MESSAGES, MAX_HEADLINE = 4000, 32_000, 200
+MAX_FOUND = 10
+MAX_STAGE_REPORT = 50_000
 # a stage's ``problem_kind`` when the grader, not the submission, failed: "not graded", never
 # a score (no 0 in any format, a rerun grades it again, ``kata grade`` exits NOT_GRADED)
 GRADER, NOT_GRADED = "grader", 3
@@ -32,7 +37,9 @@ class StageGrade(StageResult):
     impl: str = "submission"
     seconds: float = 0.0
     source: str = ""       # the submitted file graded, relative to the submission
-    found: list[str] = field(default_factory=list)  # every candidate file for this stage
+    found: list[str] = field(default_factory=list)  # the first MAX_FOUND candidate files, as shown
+    found_total: int = 0   # how many candidates there were (0: as many as ``found``)
+    file: Path | None = field(default=None, repr=False, compare=False)  # the graded file itself (not reported)
     # the advisory tests' results: reported, worth no points (the sandbox's word; docs/instructors.md)
     advisory: list[TestResult] = field(default_factory=list)
 
@@ -56,9 +63,11 @@ class StageGrade(StageResult):
         """Which file was graded (one sentence); with several candidates, all of them and the rule."""
         if not self.source:
             return ""
-        if len(self.found) < 2:
+        n = max(self.found_total, len(self.found))
+        if n < 2:
             return t_in(lang, "report.graded_file", source=self.source)
-        return t_in(lang, "report.graded_file_of", source=self.source, n=len(self.found), found=", ".join(self.found))
+        listed = ", ".join(self.found) + (", ..." if n > len(self.found) else "")
+        return t_in(lang, "report.graded_file_of", source=self.source, n=n, found=listed)
 
     def to_dict(self) -> dict:
         s = self.stage
@@ -66,11 +75,12 @@ class StageGrade(StageResult):
                 "score": self.score if self.graded else None, "max_score": self.max_score, "status": self.status,
                 "passed": self.passed, "total": self.total, "reason": self.problem, "reason_kind": self.problem_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
+                "found_total": max(self.found_total, len(self.found)),
                 "tests": [_test_dict(t) for t in self.tests], "advisory": [_test_dict(t) for t in self.advisory]}
 
     def advisory_notes(self, lang: str = "en") -> list[str]:
         """One line per advisory test that did not pass: said, and worth no points."""
-        return [t_in(lang, "report.advisory_failed", test=t.short, headline=t.headline)
+        return [t_in(lang, "report.advisory_failed", test=t.short, headline=t.headline[:MAX_HEADLINE])
                 for t in self.advisory if t.status != "passed"]
 
 
@@ -115,6 +125,16 @@ class Report:
                 "seconds": round(self.seconds, 3),
                 "message": self.message, "warnings": list(self.warnings), "hidden_seed": self.hidden_seed,
                 "stages": [g.to_dict() for g in self.stages]}
+
+
+def printable(text: str) -> str:
+    """``text`` as any report may hold it: no control character but newline and tab (no
+    terminal escape, no carriage return, nothing XML refuses), no half of a character."""
+    return text.translate(_UNPRINTABLE)
+
+
+_UNPRINTABLE = {**{c: None for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))},
+                **{c: 0xFFFD for c in range(0xD800, 0xE000)}, 0xFFFE: 0xFFFD, 0xFFFF: 0xFFFD}
 
 
 def not_passed(g: StageGrade, lang: str) -> str:
@@ -170,16 +190,23 @@ def fill(grade: StageGrade, ids: list[str], reported: dict, advisory=frozenset()
             continue
         test = TestResult.from_entry(entry, missing="missing")
         test.message = _bounded(test.message, budget)
-        budget -= len(test.message)
+        budget -= _cost(test.message)
         where.append(test)
         grade.seconds += test.seconds
 
 
+def _cost(text: str) -> int:
+    """At least the bytes ``text`` takes in any report (UTF-8, JSON's and XML's escapes counted)."""
+    return len(text.encode("utf-8", "replace")) + 4 * sum(text.count(c) for c in '<>&"\\')
+
+
 def _bounded(message: str, budget: int) -> str:
-    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is spent."""
+    """A test's message within MAX_MESSAGE, or only its first line once the stage's budget is
+    spent (only the note once not even that fits)."""
     if len(message) > MAX_MESSAGE:
         message = f"{message[:MAX_MESSAGE]}\n... [{len(message) - MAX_MESSAGE} more characters cut]"
-    if len(message) > budget:
+    if _cost(message) > budget:
+        note = f"... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} bytes]"
         first = TestResult("", "failed", message).headline[:MAX_HEADLINE]
-        message = f"{first}\n... [cut: this stage's messages reached {MAX_STAGE_MESSAGES} characters]"
+        message = f"{first}\n{note}" if _cost(first) + _cost(note) <= budget else note
     return message
