@@ -384,7 +384,7 @@ def test_stage_5_runs_all_its_tests_in_the_browser(page, terminal):
     text = page.check(5)["text"]
     said = terminal_says(terminal, 5, reference(5), "check", "5")
     total = int(re.search(r"all (\d+) tests pass", said)[1])
-    assert total == 9 and f"all {total} tests pass" in text.splitlines()[0], (text, said)
+    assert total > 0 and f"all {total} tests pass" in text.splitlines()[0], (text, said)
     not_here = t_in("en", "site.not_here", names="", stage=5).split(":")[0]  # the page is in English
     for n in (1, 2, 3, 4, 5, 6, 7, 8):  # no stage leaves a test out
         page.set_source(n, stub(n))
