@@ -12,45 +12,39 @@ result.json contract").
 DIR gets that folder: ``autograder.py`` (``templates/classroom50_autograder.py.tmpl``:
 standard library only; it installs the kata from its own folder and grades with
 ``--tests-from`` its own tests, so a student's edited tests grade nothing) and
-the grader's files a Gradescope zip holds (``gradescope.NEEDED``: the tool, the
+the grader's files a Gradescope zip holds (``staging.NEEDED``: the tool, the
 tests, conftest.py, pyproject.toml, the stubs), scanned for reference code like
 a student release.
 """
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
-
-from autograd_kata.core.errors import Refusal
 
 AUTOGRADER = "autograder.py"
 
 
 def build_classroom50(root: Path, folder: Path, out=print, lang: str = "en") -> int:
     """Write Classroom 50's autograder folder for the kata at ``root`` to ``folder``. Exit code."""
-    from autograd_kata.classroom.platforms.gradescope import NEEDED
+    from autograd_kata.classroom.platforms.staging import (
+        copy_grader_files,
+        empty_destination,
+        move_into_place,
+        source_root,
+    )
     from autograd_kata.core.leaks import refuse_leaks
-    from autograd_kata.core.student_copy import fill, source_files, template, write_student_tree
+    from autograd_kata.core.student_copy import fill, template
 
-    root, folder = Path(root).resolve(), Path(folder).resolve()
-    if not (root / "solutions").is_dir():
-        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2,
-                      where="autograder --classroom50")
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise Refusal(f"{folder} exists and is not an empty folder; refusing to overwrite it.", 2,
-                      where="autograder --classroom50")
+    root = source_root(root, "autograder --classroom50")
+    folder = empty_destination(folder, "autograder --classroom50")
     with tempfile.TemporaryDirectory(prefix="kata-classroom50-") as tmp:
         staging = Path(tmp) / "autograder"
         staging.mkdir()
-        write_student_tree(root, staging, [f for f in source_files(root) if f.startswith(NEEDED)], pristine=False)
+        copy_grader_files(root, staging)
         (staging / AUTOGRADER).write_text(fill(template("classroom50_autograder.py.tmpl"), lang=lang), encoding="utf-8")
         if refuse_leaks(staging, root, "the Classroom 50 autograder", out):
             return 1
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        if folder.exists():
-            folder.rmdir()
-        shutil.copytree(staging, folder)
+        move_into_place(staging, folder)
     out(f"wrote the Classroom 50 autograder to {folder}")
     out("Copy its contents to CLASSROOM/autograders/ASSIGNMENT/ in your classroom50 repository "
         "(autograder.py beside the kata's tests); every submission is then graded with these tests.")

@@ -21,10 +21,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from autograd_kata.classroom.platforms.staging import copy_grader_files, source_root
 from autograd_kata.core.errors import Refusal
-
-# the student copy's files the grader needs
-NEEDED = ("autograd_kata/", "tests/", "exercises/", "conftest.py", "pyproject.toml", "README.md")
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -87,19 +85,14 @@ def build_autograder(root: Path, zip_path: Path, out=print, lang: str = "en") ->
     """Write the Gradescope autograder zip for the kata at ``root``; its feedback is in ``lang``. Exit code."""
     from autograd_kata.classroom.grading.report import POLICY
     from autograd_kata.core.leaks import refuse_leaks
-    from autograd_kata.core.student_copy import source_files, write_student_tree
 
-    root, zip_path = Path(root).resolve(), Path(zip_path).resolve()
-    if not (root / "solutions").is_dir():
-        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2,
-                      where="grade --autograder")
+    root, zip_path = source_root(root, "grade --autograder"), Path(zip_path).resolve()
     if zip_path.exists():
         raise Refusal(f"{zip_path} exists; refusing to overwrite it.", 2, where="grade --autograder")
     with tempfile.TemporaryDirectory(prefix="kata-autograder-") as tmp:
         staging = Path(tmp) / "source"
         staging.mkdir()
-        files = [f for f in source_files(root) if f.startswith(NEEDED)]
-        write_student_tree(root, staging, files, pristine=False)
+        copy_grader_files(root, staging)
         (staging / "setup.sh").write_text(SETUP_SH, encoding="utf-8")
         (staging / "run_autograder").write_text(RUN_AUTOGRADER.format(policy=POLICY, lang=lang), encoding="utf-8")
         if refuse_leaks(staging, root, "the autograder", out):

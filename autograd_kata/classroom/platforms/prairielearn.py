@@ -10,7 +10,7 @@ taken and the student loses no attempt).
 DIR gets a question folder: ``info.json`` (external grading on, the entrypoint
 ``/grade/tests/run.sh``), ``question.html`` (a file upload for the stage files and the
 results element) and ``tests/``: the grader's files a Gradescope zip holds
-(``gradescope.NEEDED``, scanned for reference code) and ``run.sh``, which grades
+(``staging.NEEDED``, scanned for reference code) and ``run.sh``, which grades
 ``/grade/student`` with ``kata grade --format prairielearn`` (``formats.as_prairielearn``):
 a syntax error or a grader that failed (exit status 3) is ``gradable: false``, and a grader
 that never reported writes ``gradable: false`` itself: never a 0 for the grader's failure.
@@ -21,13 +21,10 @@ can be tried anywhere.
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 import tempfile
 import uuid
 from pathlib import Path
-
-from autograd_kata.core.errors import Refusal
 
 ENTRYPOINT = "/grade/tests/run.sh"
 IMAGE = "python:3.12"  # any image with Python 3.10+; the entrypoint installs the kata from /grade/tests
@@ -98,23 +95,22 @@ def info(title: str, timeout: int) -> dict:
 def build_prairielearn(root: Path, folder: Path, out=print, lang: str = "en") -> int:
     """Write a PrairieLearn question for the kata at ``root`` to ``folder``. Exit code."""
     from autograd_kata.classroom.grading.report import POLICY
-    from autograd_kata.classroom.platforms.gradescope import NEEDED
+    from autograd_kata.classroom.platforms.staging import (
+        copy_grader_files,
+        empty_destination,
+        move_into_place,
+        source_root,
+    )
     from autograd_kata.core.leaks import refuse_leaks
     from autograd_kata.core.manifest import STAGES
-    from autograd_kata.core.student_copy import source_files, write_student_tree
 
-    root, folder = Path(root).resolve(), Path(folder).resolve()
-    if not (root / "solutions").is_dir():
-        raise Refusal(f"{root} has no solutions/; run it in the maintainers' repository.", 2,
-                      where="autograder --prairielearn")
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise Refusal(f"{folder} exists and is not an empty folder; refusing to overwrite it.", 2,
-                      where="autograder --prairielearn")
+    root = source_root(root, "autograder --prairielearn")
+    folder = empty_destination(folder, "autograder --prairielearn")
     with tempfile.TemporaryDirectory(prefix="kata-prairielearn-") as tmp:
         staging = Path(tmp) / "question"
         tests = staging / "tests"
         tests.mkdir(parents=True)
-        write_student_tree(root, tests, [f for f in source_files(root) if f.startswith(NEEDED)], pristine=False)
+        copy_grader_files(root, tests)
         run_sh = tests / "run.sh"
         run_sh.write_text(RUN_SH.format(policy=POLICY, lang=lang), encoding="utf-8")
         run_sh.chmod(run_sh.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -125,10 +121,7 @@ def build_prairielearn(root: Path, folder: Path, out=print, lang: str = "en") ->
                                            encoding="utf-8")
         names = ", ".join(f"{s.module}.py" for s in STAGES)
         (staging / "question.html").write_text(QUESTION_HTML.format(names=names), encoding="utf-8")
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        if folder.exists():
-            folder.rmdir()
-        shutil.copytree(staging, folder)
+        move_into_place(staging, folder)
     out(f"wrote the PrairieLearn question to {folder}")
     out("Copy it into your course's questions/ folder; each submission is graded by tests/run.sh "
         "with these tests (results.json: score 0-1, one test per stage).")
