@@ -56,14 +56,27 @@ class Operation:
     example: float = 0.0
     #: its PyTorch twin, a function of (torch, xs, c); None: ``value`` on tensors is the twin
     twin: Callable[..., object] | None = None
+    #: the Value method whose closure is its rule (``__mul__``); None: ``method``
+    function: str | None = None
+    #: the label its node gets (``_op``: ``'ReLU'``); None: ``method``
+    label: str | None = None
+
+    @property
+    def defined_in(self) -> str | None:
+        """The Value method that writes it (its rule's closure, for a rule)."""
+        return self.function or self.method
+
+    @property
+    def node_label(self) -> str | None:
+        return self.label or self.method
 
 
 OPERATIONS: tuple[Operation, ...] = (
     # stage 2: the two rules every other op is built on
     Operation("add", 2, 2, lambda xs, c: xs[0] + xs[1], lambda xs, c: (1.0, 1.0),
-              lambda xs, c: xs[0] + xs[1], "{0} + {1}", rule=True),
+              lambda xs, c: xs[0] + xs[1], "{0} + {1}", rule=True, function="__add__"),
     Operation("mul", 2, 2, lambda xs, c: xs[0] * xs[1], lambda xs, c: (xs[1], xs[0]),
-              lambda xs, c: xs[0] * xs[1], "{0} * {1}", rule=True),
+              lambda xs, c: xs[0] * xs[1], "{0} * {1}", rule=True, function="__mul__"),
     # stage 3: constants on either side, negation, subtraction (all written from + and *)
     Operation("neg", 3, 1, lambda xs, c: -xs[0], lambda xs, c: (-1.0,),
               lambda xs, c: -xs[0], "-{0}"),
@@ -91,12 +104,12 @@ OPERATIONS: tuple[Operation, ...] = (
               twin=lambda torch, xs, c: torch.exp(xs[0])),
     Operation("relu", 4, 1, lambda xs, c: max(xs[0], 0.0), lambda xs, c: (float(xs[0] > 0),),
               lambda xs, c: xs[0].relu(), "{0}.relu()",
-              smooth=lambda xs, c: abs(xs[0]) > 0.05, method="relu", rule=True,
+              smooth=lambda xs, c: abs(xs[0]) > 0.05, method="relu", rule=True, label="ReLU",
               twin=lambda torch, xs, c: torch.relu(xs[0])),
     Operation("pow", 4, 1, lambda xs, c: xs[0] ** c, lambda xs, c: (c * xs[0] ** (c - 1),),
               lambda xs, c: xs[0] ** c, "{0} ** {c}", consts=EXPONENTS,
               smooth=lambda xs, c: abs(xs[0]) > 0.2 and (xs[0] > 0.2 or float(c).is_integer()),
-              rule=True, example=3),
+              rule=True, example=3, function="__pow__"),
     Operation("div", 4, 2, lambda xs, c: xs[0] / xs[1], lambda xs, c: (1 / xs[1], -xs[0] / xs[1] ** 2),
               lambda xs, c: xs[0] / xs[1], "{0} / {1}", smooth=lambda xs, c: abs(xs[1]) > 0.2),
     Operation("div_n", 4, 1, lambda xs, c: xs[0] / c, lambda xs, c: (1 / c,),
