@@ -114,6 +114,20 @@ def test_the_picture_tool_allows_exactly_the_tables_methods():
     assert METHODS == methods()
 
 
+def test_the_slope_explorer_draws_the_tables_rows_that_say_how():
+    """Its functions are the rows with an Explore entry, in table order, then sigmoid (no op of the
+    engine); each is offered in the page with its curve, and explained from the catalogue."""
+    from autograd_kata.core.operations import explored
+    from autograd_kata.pictures import explore
+    assert explore.FUNCTIONS == (*(op.name for op in explored()), "sigmoid")
+    assert all(op.arity == 1 and op.method for op in explored()), "the explorer draws one-operand methods"
+    for lang in ("en", "ja"):
+        page = explore.page(explored()[0].name, 0.5, lang)
+        for name in explore.FUNCTIONS:
+            assert f'<option value="{name}">' in page and f'"{name}": {{ title: "out = {name}(x)"' in page, name
+        assert "KATA_FUNCTIONS*/{}" not in page and "<!--KATA_OPTIONS-->" not in page
+
+
 # ------------------------------------------------------------------ the recipe, with log()
 
 ENGINE_LOG = '''\
@@ -132,7 +146,9 @@ ENGINE_LOG = '''\
 TABLE_LOG = '''\
     Operation("log", 4, 1, lambda xs, c: math.log(xs[0]), lambda xs, c: (1 / xs[0],),
               lambda xs, c: xs[0].log(), "{0}.log()", smooth=lambda xs, c: xs[0] > 0.2, method="log", rule=True,
-              twin=lambda torch, xs, c: torch.log(xs[0])),
+              twin=lambda torch, xs, c: torch.log(xs[0]),
+              explore=Explore("Math.log(x)", "1 / Math.exp(t)", '"1 / e^t = " + f4(s)', "true",
+                              (0.05, 3), (-3, 1.2), (0, 20))),
 '''
 #: the files a maintainer edits by hand to add an operation (the recipe's goal: at most 2)
 HAND_EDITED = ("autograd_kata/core/operations.py", "reference/engine.py")
@@ -215,6 +231,12 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
     # stage 4's stub of log raises, so the learner's run fails on it
     stub = (root / stage(4).source("exercises")).read_text(encoding="utf-8")
     assert 'raise NotImplementedError("stage 4' in stub.split("def log(self):")[-1][:400], stub[-3000:]
+
+    # the slope explorer offers it, explained in the words every function shares
+    page = run([sys.executable, "-c", "from autograd_kata.pictures import explore; p = explore.page('log', 1.0, 'en'); "
+                "print('log' in explore.FUNCTIONS, '<option value=\"log\">' in p, explore.explain_id('log'))"],
+               root, env=env)
+    assert page.stdout.split() == ["True", "True", "explore.explain.any"], page.stdout + page.stderr
 
     # the picture tool draws it
     drawn = run([sys.executable, "-m", "autograd_kata", "graph", "--expr", "a.log()", "--impl", "solutions",

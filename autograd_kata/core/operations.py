@@ -27,6 +27,26 @@ def _anywhere(xs, c) -> bool:
 
 
 @dataclass(frozen=True)
+class Explore:
+    """How the slope explorer (``kata explore``, autograd_kata/pictures/explore.html) draws a
+    one-operand operation: JavaScript expressions the page is written with."""
+    #: the curve, of ``x``: ``Math.tanh(x)``
+    curve: str
+    #: its slope read off the output ``t`` alone, as the rule's closure does: ``1 - t * t``
+    slope: str
+    #: the readout, of ``t`` and ``s`` (the slope; ``f4`` formats, ``say`` reads the catalogue)
+    readout: str
+    #: the outputs the curve takes (where the side panel draws the slope): ``Math.abs(t) < 1``
+    outputs: str
+    #: the view: x's range, the output's, the slope's
+    xr: tuple[float, float]
+    yr: tuple[float, float]
+    sr: tuple[float, float]
+    #: its explanation's catalogue id; None: ``explore.explain.<name>`` if there is one, else the shared one
+    explain: str | None = None
+
+
+@dataclass(frozen=True)
 class Operation:
     #: the step's name in a random graph (``("tanh", (3,), c)``) and in messages
     name: str
@@ -60,6 +80,8 @@ class Operation:
     function: str | None = None
     #: the label its node gets (``_op``: ``'ReLU'``); None: ``method``
     label: str | None = None
+    #: how the slope explorer draws it; None: the explorer leaves it out
+    explore: Explore | None = None
 
     @property
     def defined_in(self) -> str | None:
@@ -97,15 +119,22 @@ OPERATIONS: tuple[Operation, ...] = (
     # stage 4: the closure that remembers its output, then the same recipe for the rest
     Operation("tanh", 4, 1, lambda xs, c: math.tanh(xs[0]), lambda xs, c: (1 - math.tanh(xs[0]) ** 2,),
               lambda xs, c: xs[0].tanh(), "{0}.tanh()", method="tanh", rule=True,
-              twin=lambda torch, xs, c: torch.tanh(xs[0])),
+              twin=lambda torch, xs, c: torch.tanh(xs[0]),
+              explore=Explore("Math.tanh(x)", "1 - t * t",
+                              '"1 - t\\u00b2 = 1 - (" + f4(t) + ")\\u00b2 = " + f4(s)', "Math.abs(t) < 1",
+                              (-3, 3), (-1.25, 1.25), (0, 1.1))),
     Operation("exp", 4, 1, lambda xs, c: math.exp(xs[0]), lambda xs, c: (math.exp(xs[0]),),
               lambda xs, c: xs[0].exp(), "{0}.exp()",
               smooth=lambda xs, c: xs[0] < 3.0, method="exp", rule=True,
-              twin=lambda torch, xs, c: torch.exp(xs[0])),
+              twin=lambda torch, xs, c: torch.exp(xs[0]),
+              explore=Explore("Math.exp(x)", "t", 'say("explore.exp_formula", { slope: f4(s) })', "t >= 0",
+                              (-3, 2), (-0.5, 7.6), (0, 7.6))),
     Operation("relu", 4, 1, lambda xs, c: max(xs[0], 0.0), lambda xs, c: (float(xs[0] > 0),),
               lambda xs, c: xs[0].relu(), "{0}.relu()",
               smooth=lambda xs, c: abs(xs[0]) > 0.05, method="relu", rule=True, label="ReLU",
-              twin=lambda torch, xs, c: torch.relu(xs[0])),
+              twin=lambda torch, xs, c: torch.relu(xs[0]),
+              explore=Explore("x > 0 ? x : 0", "t > 0 ? 1 : 0", '"out > 0 ? 1 : 0 = " + f4(s)', "t >= 0",
+                              (-3, 3), (-0.5, 3.2), (0, 1.2))),
     Operation("pow", 4, 1, lambda xs, c: xs[0] ** c, lambda xs, c: (c * xs[0] ** (c - 1),),
               lambda xs, c: xs[0] ** c, "{0} ** {c}", consts=EXPONENTS,
               smooth=lambda xs, c: abs(xs[0]) > 0.2 and (xs[0] > 0.2 or float(c).is_integer()),
@@ -130,6 +159,11 @@ def up_to(stage: int) -> tuple[Operation, ...]:
 def rules() -> tuple[Operation, ...]:
     """The operations with a gradient closure of their own, in table order."""
     return tuple(op for op in OPERATIONS if op.rule)
+
+
+def explored() -> tuple[Operation, ...]:
+    """The operations the slope explorer draws, in table order."""
+    return tuple(op for op in OPERATIONS if op.explore is not None)
 
 
 def methods() -> tuple[str, ...]:
