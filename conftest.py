@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 
 import pytest
@@ -81,6 +82,9 @@ def pytest_configure(config):
                                        "even with --impl solutions (keeps feedback fast)")
     config.addinivalue_line("markers", "native_only: cannot run in the browser (kata site: Pyodide), which leaves "
                                        "it out and says so; never on a stage test (a verdict rests on all of them)")
+    config.addinivalue_line("markers", "advisory: a check of what only the sandbox can say about itself (its "
+                                       "recursion limit, the global random state): under grading it is reported "
+                                       "and worth no points (docs/instructors.md); kata check counts it as any")
     config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
                                        f"instead of the default (also for own_stage_only and properties)")
 
@@ -141,6 +145,7 @@ def engine(request):
 
 
 SANDBOXES = pytest.StashKey[dict]()
+SANDBOX_FAILED = 3  # the judge's exit status when a sandbox could not start (kata grade: not graded)
 
 
 def remote_engine(config, name):
@@ -155,6 +160,10 @@ def remote_engine(config, name):
         timeout = sandbox_call_timeout()
         try:
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            # the jail could not start the sandbox (before any submitted code ran): the grader
+            # failed, not the submission, and the judge says so by its exit status
+            pytest.exit(f"the sandbox could not start: {type(error).__name__}: {error}", returncode=SANDBOX_FAILED)
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
         except remote.SandboxError as error:  # it hung or died while importing: a hang or a crash, as it says

@@ -322,6 +322,26 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
     assert f"  ステージ 1: {label(1, 'expected the float 0.0', 'ja')} -- 1 人: cy" in ja.splitlines()
 
 
+def test_a_named_classic_mistake_is_that_mistake_in_the_summary_never_a_crash(tmp_path):
+    """Stage 8: the SGD step climbs (a wrong value naming the mistake) and a later test crashes on
+    the overflow it causes: the student is filed under "failed" with the mistake, not "crashes".
+    Stage 7's tests naming stage 5's visited list put that mistake in the summary, under stage 5."""
+    from autograd_kata.classroom.course.records import record
+    climbs = StageGrade(stage(8), source="exercises/stage08_mlp.py", problem="1 of 2 tests did not pass")
+    climbs.tests = [Result("tests/test_stage08_mlp.py::test_step", "failed", "uphill", "wrong", mistakes=["climbs"]),
+                    Result("tests/test_stage08_mlp.py::test_train", "failed", "OverflowError", "crash")]
+    visits = StageGrade(stage(7), source="exercises/stage07_zero_grad.py", problem="1 of 1 tests did not pass")
+    visits.tests = [Result("tests/test_stage07_zero_grad.py::test_big", "failed", "each node once", "wrong",
+                           mistakes=["no-visited"])]
+    report = Report("ada", [visits, climbs], isolated=True)
+    course = record("ada", report, tmp_path, (stage(7), stage(8)), "f", "t", {}, None)
+    assert course["status"] == {"7": "failed", "8": "failed"}
+    assert course["mistakes"] == {"5": ["each node once"], "8": ["uphill"]}
+    summary = class_outputs.class_summary([course], (stage(7), stage(8)))
+    assert "crashes" not in summary
+    assert f"stage 8: {label(8, 'uphill')} -- 1: ada" in summary and f"stage 5: {label(5, 'each node once')}" in summary
+
+
 def test_a_label_is_true_of_every_mistake_that_gives_its_phrase():
     """Two catalogued mistakes with one phrase get one label: it may not be the words of only one
     of them (stage 7's 'resets every parameter but the last' was a student's who zeroed only the last)."""
@@ -469,6 +489,69 @@ def test_the_readmes_actions_matrix_shards_then_merges():
     assert workflow.get("on") or workflow.get(True), "a trigger"
 
 
+def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
+    """One student, 8 shards (and 4): most shards are empty, and an empty shard succeeds with a CSV
+    of its header only, so no pod is retried and the matrix's merge runs, and merges."""
+    clones = tmp_path / "clones"
+    (clones / "ada" / "exercises").mkdir(parents=True)
+    (clones / "ada" / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
+    kata = [sys.executable, "-m", "autograd_kata.instructor"]
+    header = "student,stage1,total,max"  # graded on stage 1 alone, to be quick
+    container = readme_yaml("kind: Job")["spec"]["template"]["spec"]["containers"][0]
+    command = [str(a).replace("/work/clones", str(clones)).replace("/work/out", str(tmp_path / "out"))
+               for a in container["command"]]
+    assert command[0] == "kata"
+    n = int(command[command.index("--shard") + 1])
+    for index in range(n):
+        proc = run(kata + command[1:] + ["--stage", "1"], cwd=ROOT, env={"JOB_COMPLETION_INDEX": str(index)})
+        assert proc.returncode == 0, (index, proc.stdout, proc.stderr)
+    csvs = sorted((tmp_path / "out").glob("grades-*-of-8.csv"))
+    assert len(csvs) == n
+    rows = [c.read_text(encoding="utf-8-sig").splitlines() for c in csvs]
+    assert sorted(rows) == [[header]] * (n - 1) + [[header, "ada,10,10,10"]], "every other shard: its header alone"
+    workflow = readme_yaml("strategy:")["jobs"]
+    shards = workflow["shard"]["strategy"]["matrix"]["shard"]
+    line = next(step["run"] for step in workflow["shard"]["steps"] if "--shard" in step.get("run", ""))
+    checkout = tmp_path / "checkout"  # the workflow's, with the class in clones/
+    (checkout / "clones").mkdir(parents=True)
+    (clones / "ada").rename(checkout / "clones" / "ada")
+    for k in shards:
+        args = line.replace('sudo "$(which kata)"', "").replace("${{ matrix.shard }}", str(k)).split()
+        proc = run(kata + args + ["--stage", "1", "--tests-from", str(ROOT)], cwd=checkout)  # the checkout's tests
+        assert proc.returncode == 0, (k, proc.stdout, proc.stderr)
+    merge = next(step["run"] for step in workflow["merge"]["steps"] if "--merge" in step.get("run", ""))
+    proc = run(["bash", "-c", merge.replace("kata ", " ".join(kata) + " ", 1)], cwd=checkout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10"]
+
+
+def test_a_student_named_like_an_option_is_regraded_by_name(tmp_path):
+    """``--student -m17``: a folder name that starts with a dash is still the option's value."""
+    klass = tmp_path / "class"
+    for name in ("-m17", "ada"):
+        (klass / name / "exercises").mkdir(parents=True)
+        (klass / name / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    kata = [sys.executable, "-m", "autograd_kata.instructor", "grade", "--class", str(klass), "--out", str(out),
+            "--stage", "1"]
+    assert run(kata, cwd=ROOT).returncode == 0
+    proc = run(kata + ["--student", "-m17"], cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.startswith("-m17: 10/10"), proc.stdout + proc.stderr
+
+
+def test_a_misnamed_stage_file_is_named_in_the_reason(tmp_path):
+    """A re-downloaded ``stage01_value (1).py`` is not graded (the rule is the exact name), and the
+    reason says which file was seen and what to call it."""
+    from autograd_kata.classroom.grading.grade import grade
+    (tmp_path / "ada" / "exercises").mkdir(parents=True)
+    (tmp_path / "ada" / "exercises" / "stage01_value (1).py").write_text(reference(1), encoding="utf-8")
+    report = grade(tmp_path / "ada", ROOT, [stage(1)], jobs=1)
+    (g,) = report.stages
+    assert g.score == 0 and g.graded and not g.source
+    assert g.problem == ("no exercises/stage01_value.py in the submission; found exercises/stage01_value (1).py, "
+                         "which is not graded: rename it stage01_value.py"), g.problem
+
+
 # --- Classroom 50 -----------------------------------------------------------------------------------
 
 def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents(tmp_path):
@@ -489,6 +572,9 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     (checkout / "exercises").mkdir(parents=True)
     (checkout / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
     (checkout / "tests").mkdir()  # a student's own "tests" grade nothing
+    breakout = checkout / "x```\n## full marks\n```" / stage(2).source("exercises").split("/")[1]
+    breakout.parent.mkdir()  # a path that would close the release body's code block and add a heading
+    breakout.write_text(stub(2), encoding="utf-8")
     (checkout / "tests" / "test_stage02_add_mul.py").write_text("def test_ok():\n    pass\n")
     env = {"KATA_PYTHON": sys.executable, "CLASSROOM": "ml-101", "ASSIGNMENT": "kata", "OWNER": "ada",
            "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234", "COMMIT_URL": "https://github.com/o/r/commit/abc",
@@ -513,6 +599,11 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     assert [t["passed"] for t in tests] == [s is STAGES[0] for s in STAGES]
     body = (checkout / "release-body.md").read_text(encoding="utf-8")
     assert body.startswith(f"## kata grade\n\n**{first}/{total}**") and "hidden_seed" not in body
+    lines = body.splitlines()
+    fence = lines[4]
+    assert re.fullmatch("````+", fence) and lines[-1] == fence, "a fence longer than the path's ```"
+    assert all(fence not in line for line in lines[5:-1]) and "x```\\x0a## full marks" in body
+    assert [line for line in lines if line.startswith("#")] == ["## kata grade"], "no heading breaks out"
     assert "seed" not in json.dumps(result)
 
 

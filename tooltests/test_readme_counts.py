@@ -75,15 +75,16 @@ def test_each_stage_module_lists_every_method_of_the_table_it_adds():
                              f"reference/engine.py (its '# >> stage {s.number} only' range)")
 
 
-def test_the_maintainers_guide_lists_every_section_in_its_contents():
-    text = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("guide", ["maintainers.md", "instructors.md"])
+def test_the_guides_list_every_section_in_their_contents(guide):
+    text = (ROOT / "docs" / guide).read_text(encoding="utf-8")
     headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
     contents = text[text.index("## Contents"):]
     contents = contents[:contents.index("\n## ", 1)]
     listed = re.findall(r"\[([^\]]+)\]\(#([^)]+)\)", contents)
     anchor = {h: re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
     assert sorted(h for h, _ in listed) == sorted(h for h in headings if h != "Contents"), (
-        f"docs/maintainers.md's Contents lists {sorted(h for h, _ in listed)}, its sections are {headings}")
+        f"docs/{guide}'s Contents lists {sorted(h for h, _ in listed)}, its sections are {headings}")
     wrong = [(h, a) for h, a in listed if anchor.get(h) != a]
     assert not wrong, f"Contents links that lead nowhere (GitHub's anchor of each heading): {wrong}"
 

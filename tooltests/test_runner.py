@@ -7,7 +7,6 @@ Every test works in a throwaway copy of the kata; most run ``kata`` in this proc
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from autograd_kata import cli
 from autograd_kata.core import explain, manifest, runner, state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import stage
-from kit import run_kata, stage_test_count
+from kit import kata_copy, run_kata, stage_test_count
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "PYTEST_ADDOPTS",
@@ -29,15 +28,7 @@ pytestmark = pytest.mark.timeout(120)  # each test runs pytest in a child proces
 
 @pytest.fixture
 def kata(tmp_path, monkeypatch):
-    root = tmp_path / "kata"
-    for name in ("exercises", "solutions", "tests"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(ROOT / name, root / name)
-    monkeypatch.chdir(root)
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)
-    return root
+    return kata_copy(tmp_path, monkeypatch, ENV_VARS)
 
 
 def kata_child(root, *argv, env=None, **kwargs):

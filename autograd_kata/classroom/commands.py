@@ -15,6 +15,10 @@ from __future__ import annotations
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 
+# ``kata grade``'s exit status when the grader itself failed (report.NOT_GRADED): nothing graded,
+# not "graded, not full marks" (1); the platforms' wrappers then report a failed autograder
+NOT_GRADED = 3
+
 
 def _root():
     from autograd_kata.core.manifest import find_root
@@ -28,10 +32,15 @@ def release(folder: str, with_diff: bool = False) -> int:
     return write_copy(_root(), Path(folder), with_diff=with_diff)
 
 
-def autograder(zip_path: str, classroom50: bool = False) -> int:
+def autograder(zip_path: str, classroom50: bool = False, prairielearn: bool = False) -> int:
     from pathlib import Path
 
     from autograd_kata.core.i18n import current_language
+    if classroom50 and prairielearn:
+        raise Refusal("--classroom50 and --prairielearn: one platform at a time", code=2, where="autograder")
+    if prairielearn:
+        from autograd_kata.classroom.platforms.prairielearn import build_prairielearn
+        return build_prairielearn(_root(), Path(zip_path), lang=current_language())
     if classroom50:
         from autograd_kata.classroom.platforms.classroom50 import build_classroom50
         return build_classroom50(_root(), Path(zip_path), lang=current_language())
@@ -56,6 +65,9 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
         return _merge(list(shards), out, lang, alone=not (submission or class_dir) and fmt == "text")
     if shards:
         raise Refusal(f"{shards[0]}: only --merge takes files (the shards' CSVs)", code=2, where="grade")
+    import sys
+    if sys.platform.startswith(("win", "cygwin")):  # no sessions, process groups or rlimits for the sandbox
+        raise Refusal(t("grade.refused.windows"), code=2, where="grade")
     from autograd_kata.classroom.grading import grade as g
     from autograd_kata.core.manifest import STAGES, stage
 
@@ -82,12 +94,15 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     except OSError as error:
         print(render(report, "text", lang, timed), end="")  # the scores are not lost, then the refusal says why
         raise Refusal(f"could not write {out}: {error}", code=2, where="grade") from None
+    if not report.graded:
+        return NOT_GRADED  # the grader failed: no grade at all, whatever the report's numbers
     return 0 if report.score == report.max_score else 1
 
 
 def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang, seed, workers, force,
                  student, shard, alone: bool) -> int:
     import os
+    import sys
     from pathlib import Path
 
     from autograd_kata.classroom.course import outputs as class_outputs
@@ -110,20 +125,36 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
                       code=2, where="grade --student")
 
     def progress(name, record, kept):
-        note = " (unchanged, kept)" if kept else ""
-        print(f"{name}: {record['score']}/{record['max_score']}{note}", flush=True)
+        note = " " + t("grade.class.kept") if kept else ""
+        if record.get("graded", True) is False:
+            print(f"{name}: {t('grade.class.not_graded')}", flush=True)
+        else:
+            print(f"{name}: {record['score']}/{record['max_score']}{note}", flush=True)
 
     try:
         records = course.grade_class(class_dir, grader_root, out, stages, progress=progress,
                                      stage_timeout=stage_timeout, jobs=jobs, workers=workers, seed=seed,
                                      force=force, only=student, shard=where, lang=lang)
+    except course.Interrupted as stop:
+        print(t("grade.class.interrupted", out=str(out)), file=sys.stderr, flush=True)
+        return 128 + stop.signum
     except BrokenPipeError:
         raise
     except OSError as error:
         raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"wrote {out}, {class_outputs.summary_path(out)} and {class_outputs.reports_dir(out)}/")
-    return 0 if records else 1
+    print(t("grade.class.wrote", out=str(out), summary=str(class_outputs.summary_path(out)),
+            reports=str(class_outputs.reports_dir(out))))
+    return _class_status(records, where is not None)
+
+
+def _class_status(records: list[dict], shard: bool) -> int:
+    """``--class``'s (and ``--merge``'s) exit status: NOT_GRADED when the grader failed on some
+    student, 1 when there was no student at all (outside a shard: a wrong folder?), else 0,
+    whatever the students scored (their scores are the CSV's)."""
+    if any(r.get("graded", True) is False for r in records):
+        return NOT_GRADED
+    return 0 if records or shard else 1
 
 
 def _merge(shards, out, lang, alone: bool) -> int:
@@ -142,9 +173,9 @@ def _merge(shards, out, lang, alone: bool) -> int:
     except OSError as error:
         raise Refusal(f"could not merge into {out}: {error}", code=2, where="grade --merge") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {class_outputs.summary_path(out)} "
-          f"and {class_outputs.reports_dir(out)}/")
-    return 0 if records else 1
+    print(t("grade.merge.wrote", shards=len(shards), n=len(records), out=str(out),
+            summary=str(class_outputs.summary_path(out)), reports=str(class_outputs.reports_dir(out))))
+    return _class_status(records, shard=True)  # every shard may be empty: an empty class, merged
 
 
 def help_fields() -> dict[str, str]:

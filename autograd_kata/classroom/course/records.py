@@ -4,27 +4,29 @@ student whose two hashes are unchanged), each stage's status and the classic mis
 its failures name."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom.grading.discovery import find_stage_files
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular
+from autograd_kata.core.i18n import Text
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
-STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
+STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file", "not_graded")
 
 
 def files_hash(submission: Path, stages) -> str:
-    """Every candidate file of every graded stage (its path and bytes): what the grading reads."""
+    """Every candidate file of every graded stage (its path, as bytes, and its bytes when it is
+    a regular file the grading would read): what the grading reads. Never reads anything else."""
     h = hashlib.sha256()
     for s in stages:
         for path in find_stage_files(submission, s):
-            h.update(f"{s.number}\0{path.relative_to(submission).as_posix()}\0".encode())
-            try:
-                h.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"?")
-            except OSError:
-                h.update(b"!")
+            h.update(f"{s.number}\0".encode() + os.fsencode(path.relative_to(submission)) + b"\0")
+            data = read_regular(path, MAX_FILE)
+            h.update(b"?" if data is None else hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
@@ -56,20 +58,22 @@ def stubs(grader_root: Path, stages) -> dict[int, bytes]:
 
 
 def stage_status(g, submission: Path, stub: bytes | None) -> str:
-    """One word for a stage: passed, no_file, not_started (the untouched stub),
-    no_import, hangs, crashes or failed."""
+    """One word for a stage: not_graded (the grader failed), passed, no_file, not_started
+    (the untouched stub), no_import, hangs, crashes or failed."""
+    if not g.graded:
+        return "not_graded"
     if g.ok:
         return "passed"
     if not g.source:
         return "no_file"
-    try:
-        if stub is not None and _normal((submission / g.source).read_bytes()) == stub:
-            return "not_started"
-    except OSError:
-        pass
+    data = read_regular(g.file or submission / g.source, MAX_FILE) if stub is not None else None
+    if data is not None and _normal(data) == stub:
+        return "not_started"
     kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
     if "import" in kinds:
         return "no_import"
+    if _named(g):  # a classic mistake the report names is that mistake, though a later test crashed on it
+        return "failed"
     if "hang" in kinds or g.problem_kind == "hang":
         return "hangs"
     if "crash" in kinds or g.problem_kind == "crash":
@@ -77,27 +81,52 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
     return "failed"
 
 
-def stage_mistakes(g, status: str) -> list[str]:
-    """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
-    ``mistakes`` in its results, whatever language it spoke); none for a stage
-    not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
-    if status in ("passed", "no_file", "not_started", "no_import"):
+def stage_mistakes(g, status: str) -> list[tuple[int, str]]:
+    """The classic mistakes (stage, phrase) a failed stage's tests name (the judge names them:
+    ``mistakes`` in its results, whatever language it spoke), an earlier stage's too (stage 7's
+    tests find stage 5's visited list), each under its own stage; none for a stage not started
+    (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
+    if status in ("passed", "no_file", "not_started", "no_import", "not_graded"):
         return []
+    return _named(g)
+
+
+def _named(g) -> list[tuple[int, str]]:
+    """(the stage it belongs to, its phrase) of every catalogued mistake ``g``'s failing tests name."""
     named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
-    return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
+    return [(number, phrase) for number, phrase, ident in PHRASES if ident in named]
+
+
+def _data(text) -> dict | None:
+    """A message's data (``i18n.Text.data``), so a summary says it again in its own language."""
+    return text.data() if isinstance(text, Text) else None
 
 
 def record(name: str, report, submission: Path, stages, files: str, tests: str, stub: dict,
            seed: int | None) -> dict:
     """What the course keeps of one student's grading (the ``course`` part of its JSON)."""
-    status, mistakes = {}, {}
+    status: dict[str, str] = {}
+    mistakes: dict[str, list[str]] = {}
     for g in report.stages:
         status[str(g.stage.number)] = stage_status(g, submission, stub.get(g.stage.number))
-        found = stage_mistakes(g, status[str(g.stage.number)])
-        if found:
-            mistakes[str(g.stage.number)] = found
-    by = {g.stage.number: g.score for g in report.stages}
+        for number, phrase in stage_mistakes(g, status[str(g.stage.number)]):
+            mistakes[str(number)] = sorted({*mistakes.get(str(number), []), phrase})
+    by = {g.stage.number: g.score if g.graded else None for g in report.stages}  # None: not graded, never 0
     return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
-            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages},
-            "score": report.score, "max_score": report.max_score, "isolated": report.isolated,
+            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,
+            "score": report.score if report.graded else None, "max_score": report.max_score,
+            "isolated": report.isolated, "isolation_said": _data(report.isolation),
             "isolation": report.isolation, "status": status, "mistakes": mistakes}
+
+
+# a failure of the run itself (the disk, the machine), never one student's: raised, the run stops
+RUN_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def own_failure(error: BaseException) -> bool:
+    """Whether ``error``, met while grading or writing one student, is met with that student only
+    (their files, their name, their report), so it becomes their stated reason; not an
+    interrupt, nor the disk."""
+    if not isinstance(error, Exception):
+        return False
+    return not (isinstance(error, OSError) and error.errno in RUN_ERRNOS)
