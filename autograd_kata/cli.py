@@ -24,7 +24,13 @@ import sys
 from dataclasses import dataclass, field
 
 from autograd_kata import __version__
-from autograd_kata.cli_argparse import HelpFormatter, RawDescriptionHelpFormatter, argparse_in_language, argparse_word
+from autograd_kata.cli_argparse import (
+    HelpFormatter,
+    RawDescriptionHelpFormatter,
+    argparse_in_language,
+    argparse_word,
+    command_in,
+)
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.term import tolerant_output
@@ -233,16 +239,6 @@ def _lang_in(argv) -> str | None:
     return None
 
 
-def _command_in(argv) -> str | None:
-    """The command's name: the first word that is not an option (nor --lang's value)."""
-    after_lang = False
-    for word in argv:
-        if not after_lang and not word.startswith("-"):
-            return word
-        after_lang = word == "--lang"
-    return None
-
-
 def _fill(p: argparse.ArgumentParser, command: Command) -> None:
     """Give the chosen command's parser its texts and arguments."""
     fields = {"valid": ", ".join(str(s.number) for s in manifest.STAGES), "last": manifest.STAGES[-1].number,
@@ -318,7 +314,7 @@ def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
     # the language first: the parser's help texts come from the catalogue
     i18n.setup(_lang_in(argv))  # --lang, else KATA_LANG, else the locale; English if unshowable
     audiences = audiences or audiences_here()
-    name = _command_in(argv)
+    name = command_in(argv)
     if name in COMMANDS and AUDIENCE[name] not in audiences:
         if AUDIENCE[name] == "maintainers" and not _student_copy():
             print(i18n.t("cli.maintainers_only", command=name, source=manifest.source_url()), file=sys.stderr)

@@ -119,3 +119,13 @@ class HelpFormatter(argparse.HelpFormatter):
 
 class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
     """The description's own line breaks kept; the arguments' help wrapped as above."""
+
+
+def command_in(argv) -> str | None:
+    """The command's name: the first word that is not an option (nor --lang's value)."""
+    after_lang = False
+    for word in argv:
+        if not after_lang and not word.startswith("-"):
+            return word
+        after_lang = word == "--lang"
+    return None
