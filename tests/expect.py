@@ -102,6 +102,31 @@ class Expect:
         self.fail(t("expect.raised_nothing", wanted=wanted, rule=rule))
 
 
+#: where a row's default test reads it: the first two that are in its domain and smooth
+TABLE_POINTS = (0.8, -1.3, 1.5, 2.2, 0.35)
+
+
+def expect_table_method(expect: Expect, engine, op, upstream: float = -1.5) -> None:
+    """The default test of a row of the operations table (autograd_kata/core/operations.py)
+    that is a Value method of one operand: at two points of its domain, ``x.<method>()`` is a
+    new Value with the one parent x, the row's label and value, and its rule, run on its own,
+    hands x the row's slope times out.grad (forgetting out.grad is named as that mistake)."""
+    points = [x0 for x0 in TABLE_POINTS if op.smooth([x0], 0.0)][:2]
+    for x0 in points:
+        x = engine.Value(x0)
+        what = f"Value({x0}).{op.method}()"
+        out = getattr(x, op.method)()
+        expect.true(isinstance(out, engine.Value), t("s2.new_value", expr=what, got=repr(out)))
+        expect.equal(out._prev, {x}, f"{what}._prev", t("s4.one_parent"))
+        expect.equal(out._op, op.node_label, f"{what}._op", t("s2.label", op=repr(op.node_label)))
+        expect.equal(out.data, float(op.forward([x0], 0.0)), f"{what}.data", t("op.value", method=op.method))
+        (slope,) = op.derivative([x0], 0.0)
+        out.grad = upstream
+        out._backward()
+        expect.grads(t("op.slope", method=op.method, slope=show(slope)),
+                     [(t("s2.m.forgot_upstream"), {"x": slope})], x=(x, slope * upstream))
+
+
 def backprop(root, upstream=1.0):
     """Run every node's own ``_backward`` outputs-first, with ``root.grad = upstream``.
 

@@ -27,7 +27,8 @@ import math
 import pytest
 
 from autograd_kata.core.i18n import t
-from expect import Expect, backprop, close, numeric_grads
+from autograd_kata.core.operations import OPERATIONS
+from expect import Expect, backprop, close, expect_table_method, numeric_grads
 from graphs import SMALL, expect_gradients, for_all, graphs, ops_up_to
 
 expect = Expect(stage=4)
@@ -58,6 +59,14 @@ def expect_unary_node(engine, out, x, op, what):
     expect.true(isinstance(out, engine.Value), t("s2.new_value", expr=what, got=repr(out)))
     expect.equal(out._prev, {x}, f"{what}._prev", t("s4.one_parent"))
     expect.equal(out._op, op, f"{what}._op", t("s2.label", op=repr(op)))
+
+
+# every Value method of the operations table this stage adds: its value, label and slope ------
+
+@pytest.mark.parametrize("op", [op for op in OPERATIONS if op.stage == 4 and op.method and op.arity == 1],
+                         ids=lambda op: op.name)
+def test_each_method_of_the_stage_computes_its_value_and_slope(engine, op):
+    expect_table_method(expect, engine, op)
 
 
 # tanh: the closure remembers the output t ------------------------------------------

@@ -1,227 +1,363 @@
-"""README's recipe "Adding a stage", followed step by step in a scratch copy of the
-working tree: a small stage 9 (SGD with momentum) is added as the recipe says, and
-then the kata still works around it.
+"""docs/maintainers.md's recipe "Adding a stage", done for real in a scratch copy of the
+working tree: ``kata new-stage`` writes a stage 9 (softmax), a maintainer fills in the files
+the recipe names (HAND_EDITED, and nothing else: every file the copy changed is checked),
+and then every command works with nine stages: build, status, check, hint, diff, verify,
+release, grade, the mutation gate on stage 9, the site's files, and the tool tests that
+read the stages (the contract of stage 9, clause by clause, the catalogues, the manifest).
 
-* before its catalogue entries exist, `kata status` and `kata` say which id to add,
-  in one line (no traceback);
-* after the recipe: `kata build` and `kata verify` are ok, `kata status` lists nine
-  stages, stage 9's tests pass on the reference and fail on the stub;
-* `kata train` and `kata graph` still use the MLP stage (the manifest's role "mlp",
-  stage 8), not the last one.
+* before the stage is written, its placeholders are found (``kata verify`` fails on it and
+  the placeholder check names each file);
+* ``kata train`` and ``kata graph`` still use the MLP stage (the manifest's role "mlp").
 
-The copy is made once for the module (kata verify runs every stage twice)."""
+The copy is made once for the module: the recipe, then each command once."""
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import STAGES, role
-from kit import ROOT, clone, run
+from autograd_kata.maintainer.scaffold import PLACEHOLDER
+from kit import ROOT, run, working_tree
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(1200)
 
 N = len(STAGES) + 1
-MODULE = f"stage{N:02d}_momentum"
+SLUG = "softmax"
+MODULE = f"stage{N:02d}_{SLUG}"
+TITLE, TITLE_JA = "softmax", "ソフトマックス"
+POINTS = 12
 MLP = role("mlp")
 
-STAGE_ROW = f'    Stage({N}, "momentum", "SGD with momentum", 10, "lesson.stage{N}", "title.stage{N}"),\n'
+#: what the scaffold writes and a person then leaves as it is
+SCAFFOLDED_ONLY = ("autograd_kata/core/manifest.py", "README.md", "README.ja.md")
+#: the files a maintainer writes by hand (the goal is at most 6: the contract's wrong
+#: implementations, in tooltests/test_contracts.py, are the seventh)
+HAND_EDITED = ("reference/engine.py", f"tests/test_{MODULE}.py", f"hints/en/{MODULE}.md", f"hints/ja/{MODULE}.md",
+               f"autograd_kata/locales/en/stage{N:02d}.po", f"autograd_kata/locales/ja/stage{N:02d}.po",
+               "tooltests/test_contracts.py")
 
-DOCSTRING = f'''# >> stage {N} only
-"""Stage {N} - SGD with momentum.
+DOCSTRING = ("Each logit becomes exp(logit) over the sum of every exp: a probability per class.\n"
+             "You write: softmax.")
+CODE = '''
 
-Plain gradient descent forgets where it was going; momentum keeps a velocity
-per parameter, so steps that agree add up.
-You write: SGD.step.
+def softmax(logits):
+    """A probability per logit: exp(logit) / the sum of every exp (each shifted by the largest
+    logit first, so no exp overflows; the shift changes no probability)."""
+    # BEGIN SOLUTION
+    top = max(v.data for v in logits)
+    exps = [(v - top).exp() for v in logits]
+    total = sum(exps)
+    return [e / total for e in exps]
+    # END SOLUTION
+'''
+TESTS = f'''"""Stage {N}: softmax, a probability for every class.
 
-Run the tests:  pytest tests/test_{MODULE}.py   (or: kata check {N})
-Stuck?         kata hint {N}
+The contract, clause by clause:
+
+- [probabilities] softmax(logits) gives one Value per logit, exp(logit) over the sum of
+  every exp: each between 0 and 1, all summing to 1.
+- [stable] Large logits do not overflow: each is shifted by the largest first, so
+  softmax([1000, 1001]) is softmax([0, 1]).
+- [gradients] The gradient of a probability reaches every logit, as central differences say.
 """
-# <<
-'''
-
-CODE = f'''# >> stage {N}
-
-
-class SGD:
-    """Gradient descent with momentum over ``params`` (Values)."""
-
-    def __init__(self, params, lr=0.1, momentum=0.9):
-        self.params = list(params)
-        self.lr = lr
-        self.momentum = momentum
-        self.velocity = [0.0 for _ in self.params]
-
-    def step(self):
-        """velocity = momentum * velocity + grad; data -= lr * velocity, for every parameter."""
-        # BEGIN SOLUTION
-        for i, p in enumerate(self.params):
-            self.velocity[i] = self.momentum * self.velocity[i] + p.grad
-            p.data -= self.lr * self.velocity[i]
-        # END SOLUTION
-# <<
-'''
-
-TESTS = f'''"""Stage {N}: SGD with momentum. Each step adds the gradient to a velocity that
-remembers momentum times the last one, and moves the data against it."""
-import pytest
+import math
 
 from autograd_kata.core.i18n import t
+from expect import Expect, numeric_grads
 
-RULE = t("s{N}.rule")
+expect = Expect(stage={N})
 
 
-@pytest.mark.parametrize("steps, expected", [(1, 0.8), (2, 0.5), (3, 0.15)])
-def test_each_step_moves_by_lr_times_the_velocity(engine, steps, expected):
-    w = engine.Value(1.0)
-    w.grad = 2.0
-    opt = engine.SGD([w], lr=0.1, momentum=0.5)
-    for _ in range(steps):
-        opt.step()
-    assert w.data == pytest.approx(expected), t("s{N}.step", steps=steps, expected=expected, got=w.data, rule=RULE)
+def probabilities(xs):
+    exps = [math.exp(x - max(xs)) for x in xs]
+    return [e / sum(exps) for e in exps]
+
+
+def test_softmax_gives_a_probability_per_logit(engine):
+    xs = [1.0, 2.0, 0.5]
+    got = engine.softmax([engine.Value(x) for x in xs])
+    expect.equal(len(got), len(xs), "len(softmax([1.0, 2.0, 0.5]))", t("s{N}.probabilities"))
+    for i, (p, want) in enumerate(zip(got, probabilities(xs))):
+        expect.equal(p.data, want, f"softmax([1.0, 2.0, 0.5])[{{i}}].data", t("s{N}.probabilities"))
+
+
+def test_softmax_of_large_logits_does_not_overflow(engine):
+    xs = [1000.0, 1001.0]
+    try:
+        got = engine.softmax([engine.Value(x) for x in xs])
+    except OverflowError:
+        expect.fail(t("s{N}.stable"))
+    for i, (p, want) in enumerate(zip(got, probabilities(xs))):
+        expect.equal(p.data, want, f"softmax([1000.0, 1001.0])[{{i}}].data", t("s{N}.stable"))
+
+
+def test_the_gradient_of_a_probability_reaches_every_logit(engine):
+    xs = [0.3, -1.2, 0.8]
+    logits = [engine.Value(x) for x in xs]
+    engine.softmax(logits)[0].backward()
+    want = numeric_grads(lambda *v: probabilities(list(v))[0], *xs)
+    expect.grads(t("s{N}.gradients"), **{{f"logit{{i}}": (v, w) for i, (v, w) in enumerate(zip(logits, want))}})
+'''
+MESSAGES = {
+    "en": (f'msgid "title.stage{N}"\nmsgstr "{TITLE}"\n\n'
+           f'msgid "lesson.stage{N}"\nmsgstr "A probability per class is exp over the sum of exps, shifted so '
+           f'nothing overflows."\n\n'
+           f'msgid "s{N}.probabilities"\nmsgstr "softmax(logits) is exp(logit) over the sum of every exp"\n\n'
+           f'msgid "s{N}.stable"\nmsgstr "shift every logit by the largest before exp, so large logits do not '
+           f'overflow"\n\n'
+           f'msgid "s{N}.gradients"\nmsgstr "build softmax from Values, so the gradient reaches every logit"\n'),
+    "ja": (f'msgid "title.stage{N}"\nmsgstr "{TITLE_JA}"\n\n'
+           f'msgid "lesson.stage{N}"\nmsgstr "クラスごとの確率は、exp を exp の合計で割ったものです。'
+           f'あふれないように先にずらします。"\n\n'
+           f'msgid "s{N}.probabilities"\nmsgstr "softmax(logits) は、各ロジットの exp を、'
+           f'すべての exp の合計で割ったものです"\n\n'
+           f'msgid "s{N}.stable"\nmsgstr "exp の前にすべてのロジットを最大のものだけずらせば、'
+           f'大きなロジットでもあふれません"\n\n'
+           f'msgid "s{N}.gradients"\nmsgstr "`softmax` を Value で組み立てれば、勾配はすべてのロジットに届きます"\n'),
+}
+HINTS = {
+    "en": (f"# Stage {N} — {TITLE}\n\n## Level 1 — why\n\nA probability per class: positive, summing to 1.\n\n"
+           "## Level 2 — the shape\n\nexp of each logit, then divide each by their sum.\n\n"
+           "## Level 3 — nearly the answer\n\nSubtract the largest logit's data before `exp()`.\n"),
+    "ja": (f"# ステージ{N}：{TITLE_JA}\n\n## レベル1：なぜ\n\nクラスごとの確率は正で、合計が 1 になります。\n\n"
+           "## レベル2：形\n\n各ロジットの exp を取り、それぞれを合計で割ります。\n\n"
+           "## レベル3：ほぼ答え\n\n`exp()` の前に、いちばん大きなロジットの data を引きます。\n"),
+}
+#: the stage's contract, broken clause by clause: the entries this stage adds to CLAUSES
+CONTRACT = f'''    ({N}, "probabilities"): [Edit("softmax-unnormalised", {N}, "returns the exps undivided",
+                                  "    return [e / total for e in exps]\\n", "    return exps\\n",
+                                  "softmax(logits) is exp(logit) over the sum of every exp")],
+    ({N}, "stable"): [Edit("softmax-unshifted", {N}, "exponentiates the logits unshifted",
+                           "    top = max(v.data for v in logits)\\n", "    top = 0.0\\n",
+                           "shift every logit by the largest before exp")],
+    ({N}, "gradients"): [Edit("softmax-detached", {N}, "wraps plain-float probabilities in new Values",
+                              "    return [e / total for e in exps]\\n",
+                              "    return [Value(e.data / total.data) for e in exps]\\n",
+                              "the gradient reaches every logit")],
 '''
 
-MESSAGES = {
-    "en": (f'msgid "title.stage{N}"\nmsgstr "SGD with momentum"\n\n'
-           f'msgid "lesson.stage{N}"\nmsgstr "A velocity per parameter carries the last steps into the next."\n\n'
-           f'msgid "s{N}.rule"\nmsgstr "velocity = momentum * velocity + grad, then data -= lr * velocity"\n\n'
-           f'msgid "s{N}.step"\nmsgstr "after {{steps}} steps from data 1.0 with grad 2.0 '
-           f'(lr=0.1, momentum=0.5), expected data {{expected}}, got {{got}}: {{rule}}"\n'),
-    "ja": (f'msgid "title.stage{N}"\nmsgstr "モーメンタム付き SGD"\n\n'
-           f'msgid "lesson.stage{N}"\nmsgstr "パラメータごとの速度が、これまでの歩みを次の一歩へ運びます。"\n\n'
-           f'msgid "s{N}.rule"\nmsgstr "velocity = momentum * velocity + grad、そのあと data -= lr * velocity"\n\n'
-           f'msgid "s{N}.step"\nmsgstr "data 1.0・grad 2.0（lr=0.1、momentum=0.5）から {{steps}} ステップ進めたあと、'
-           f'data は {{expected}} になるはずが {{got}} でした: {{rule}}"\n'),
-}
 
-HINTS = {
-    "en": (f"# Stage {N} — SGD with momentum\n\n## Level 1 — the idea\n\nKeep one velocity per parameter.\n\n"
-           "## Level 2 — the shape\n\nUpdate the velocity first, then move the data by it.\n\n"
-           "## Level 3 — nearly the answer\n\nLoop with `enumerate(self.params)`.\n"),
-    "ja": (f"# ステージ{N}：モーメンタム付き SGD\n\n## レベル1：考え方\n\nパラメータごとに速度を 1 つ持ちます。\n\n"
-           "## レベル2：形\n\n先に速度を更新し、その速度で data を動かします。\n\n"
-           "## レベル3：ほぼ答え\n\n`enumerate(self.params)` で回します。\n"),
-}
-
-
-def kata(copy: Path, *args: str, timeout: int = 180):
-    """``kata ARGS`` in the copy, with the copy's own package (the working directory comes
-    first on the path): (exit code, stdout, stderr)."""
+def kata(copy: Path, *args: str, timeout: int = 300):
+    """``kata ARGS`` in the copy, with the copy's own package: (exit code, stdout, stderr)."""
     done = run([sys.executable, "-m", "autograd_kata", *args], cwd=copy,
-               env={"KATA_LANG": "en", "NO_COLOR": "1", "MPLBACKEND": "Agg"}, timeout=timeout)
+               env={"KATA_LANG": "en", "NO_COLOR": "1", "MPLBACKEND": "Agg", "PYTHONPATH": str(copy)},
+               timeout=timeout)
     return done.returncode, done.stdout, done.stderr
 
 
-def edit(path: Path, old: str, new: str) -> None:
+def replace(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"the recipe's anchor {old!r} is not once in {path}"
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def placeholders(root: Path) -> list[str]:
+    """The files of the kata at ``root`` that still hold the scaffold's placeholder."""
+    own = {"autograd_kata/maintainer/scaffold.py", "tooltests/test_add_stage.py"}
+    found = []
+    for folder in ("autograd_kata", "reference", "tests", "hints", "tooltests"):
+        for path in sorted((root / folder).rglob("*")):
+            name = path.relative_to(root).as_posix()
+            if path.suffix in (".py", ".po", ".md") and name not in own and PLACEHOLDER in path.read_text("utf-8"):
+                found.append(name)
+    return found + [name for name in ("README.md", "README.ja.md") if PLACEHOLDER in (root / name).read_text("utf-8")]
+
+
+def changed(root: Path) -> list[str]:
+    """The files of the copy that are new or differ from the working tree's (generated trees aside)."""
+    names = []
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if not path.is_file() or name.startswith(("solutions/", "exercises/")) \
+                or {"__pycache__", ".pytest_cache", ".hypothesis", ".kata", "mutants"} & set(path.parts):
+            continue  # the generated trees, and what running the tests leaves
+        if not (ROOT / name).is_file() or (ROOT / name).read_bytes() != path.read_bytes():
+            names.append(name)
+    return names
+
+
+def fill_in(copy: Path) -> None:
+    """What a person writes into the scaffold's files: the stage's code, tests, messages, hints, contract."""
+    engine = copy / "reference" / "engine.py"
+    replace(engine, f"{PLACEHOLDER}: what the stage teaches.\nYou write: {PLACEHOLDER}.", DOCSTRING)
+    text = engine.read_text(encoding="utf-8")
+    start = text.index(f"\n\ndef stage_{N}():")
+    engine.write_text(text[:start] + CODE + text[text.index("# <<\n", start):], encoding="utf-8")
+    (copy / HAND_EDITED[1]).write_text(TESTS, encoding="utf-8")
+    for lang in ("en", "ja"):
+        (copy / f"hints/{lang}/{MODULE}.md").write_text(HINTS[lang], encoding="utf-8")
+        po = copy / f"autograd_kata/locales/{lang}/stage{N:02d}.po"
+        text = po.read_text(encoding="utf-8")
+        po.write_text(text[:text.index(f'msgid "title.stage{N}"')] + MESSAGES[lang], encoding="utf-8")
+    path = copy / "tooltests/test_contracts.py"  # the contract's entries, after the last stage's
+    text = path.read_text(encoding="utf-8")
+    start = text.index("CLAUSES: dict[")
+    end = text.index("\n}\n", start) + 1
+    path.write_text(text[:end] + CONTRACT + text[end:], encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def added(tmp_path_factory):
-    """The copy after each step of the recipe, and what `kata` said on the way."""
-    copy = clone(tmp_path_factory.mktemp("add-stage") / "kata")
-    said = {}
-    # 1. the manifest: a Stage, no role (the MLP stays stage 8's)
-    manifest = copy / "autograd_kata" / "core" / "manifest.py"
-    text = manifest.read_text(encoding="utf-8")
-    start = text.index("STAGES: tuple[Stage, ...] = (\n")
-    end = text.index("\n)\n", start) + 1  # the tuple's closing line (a Stage may span lines)
-    manifest.write_text(text[:end] + STAGE_ROW + text[end:], encoding="utf-8")
-    said["no catalogue: status"] = kata(copy, "status")
-    said["no catalogue: kata"] = kata(copy)
-    # 2. the catalogue: the title, the lesson and the test's messages, in English and Japanese
-    for lang, block in MESSAGES.items():
-        header = (copy / "autograd_kata" / "locales" / lang / "stage08.po").read_text(encoding="utf-8")
-        header = header[:header.index("\n\n", header.index('msgid ""')) + 2]
-        (copy / "autograd_kata" / "locales" / lang / f"stage{N:02d}.po").write_text(header + block, encoding="utf-8")
-    # 3. the code, in the one engine source: the docstring after the last one, the code at the end
-    engine = copy / "reference" / "engine.py"
-    docs = engine.read_text(encoding="utf-8")
-    start = docs.index(f"# >> stage {N - 1} only\n")
-    end = docs.index("# <<\n", start) + len("# <<\n")
-    engine.write_text(docs[:end] + DOCSTRING + docs[end:].rstrip("\n") + "\n" + CODE, encoding="utf-8")
-    # 4. the tests and the hints
-    (copy / "tests" / f"test_{MODULE}.py").write_text(TESTS, encoding="utf-8")
-    for lang, text in HINTS.items():
-        (copy / "hints" / lang / f"{MODULE}.md").write_text(text, encoding="utf-8")
-    # 5. README's stage table
-    readme = copy / "README.md"
-    row = next(line for line in readme.read_text(encoding="utf-8").splitlines(keepends=True)
-               if f"`{MLP.module}`" in line and line.startswith("|"))
-    edit(readme, row, row + f"| {N} | `{MODULE}` | `SGD.step` | how do steps that agree add up? |\n")
-    # 6. build and verify
-    said["build"] = kata(copy, "build")
-    said["verify"] = kata(copy, "verify")
+    """The copy after the recipe, and what each command said."""
+    copy = working_tree(tmp_path_factory.mktemp("add-stage") / "kata")
+    said = {"refused": kata(copy, "new-stage", str(N + 1), SLUG, "--title", TITLE, "--title-ja", TITLE_JA)}
+    taken = copy / f"hints/ja/{MODULE}.md"  # work of someone's, where the scaffold would write
+    taken.write_text("mine\n", encoding="utf-8")
+    said["taken"] = kata(copy, "new-stage", str(N), SLUG, "--title", TITLE, "--title-ja", TITLE_JA)
+    said["taken kept"] = (taken.read_text(encoding="utf-8") == "mine\n"
+                          and changed(copy) == [taken.relative_to(copy).as_posix()])
+    taken.unlink()
+    said["new-stage"] = kata(copy, "new-stage", str(N), SLUG, "--title", TITLE, "--title-ja", TITLE_JA,
+                             "--points", str(POINTS))
+    said["again"] = kata(copy, "new-stage", str(N), SLUG, "--title", TITLE, "--title-ja", TITLE_JA)
+    said["placeholders"] = placeholders(copy)
+    said["unwritten build"] = kata(copy, "build")
+    said["unwritten verify"] = kata(copy, "verify")
+    fill_in(copy)
+    said["changed"] = changed(copy)
+    said["left"] = placeholders(copy)
+    for step in (("build",), ("build", "--check"), ("status",), ("check", str(N)), ("hint", str(N)),
+                 ("hint", str(N), "--lang", "ja"), ("diff", str(N), "--previous"), ("verify",),
+                 ("release", str(copy.parent / "release")), ("mutate", "--stage", str(N))):
+        said[" ".join(step[:1] if step[0] == "release" else step)] = kata(copy, *step, timeout=900)
+    submission = copy.parent / "submission"
+    submission.mkdir(parents=True)
+    for s in (*STAGES, None):
+        module = f"{MODULE}.py" if s is None else f"{s.module}.py"
+        text = (copy / "solutions" / module).read_text(encoding="utf-8")
+        (submission / module).write_text(strip_markers(text), encoding="utf-8")
+    said["grade"] = kata(copy, "grade", "--submission", str(submission), "--stage", str(N), "--format", "json",
+                         "--out", str(copy.parent / "grade.json"))
     return copy, said
 
 
-def test_a_stage_without_its_catalogue_entries_is_one_line_naming_the_id(added):
+def test_the_scaffold_writes_only_the_next_stage_and_never_over_a_file(added):
     _, said = added
-    for step in ("no catalogue: status", "no catalogue: kata"):
-        code, out, err = said[step]
-        assert code == 1 and "Traceback" not in err, (step, err)
-        assert err.startswith(f"kata: stage {N} names the message title.stage{N} (title_id in "
-                              "autograd_kata/core/manifest.py)"), (step, err)
-        assert f"locales/{{en,ja}}/stage{N:02d}.po" in err, (step, err)
-        assert err.count("\n") == 1, err
-
-
-def test_build_and_verify_are_ok(added):
-    copy, said = added
-    code, out, err = said["build"]
+    code, _, err = said["refused"]
+    assert code == 2 and f"the next stage is {N}, not {N + 1}" in err, err
+    code, out, err = said["new-stage"]
     assert code == 0, out + err
-    assert (copy / "solutions" / f"{MODULE}.py").is_file() and (copy / "exercises" / f"{MODULE}.py").is_file()
+    code, _, err = said["taken"]
+    assert code == 2 and f"hints/ja/{MODULE}.md already there: nothing written" in err, err
+    assert said["taken kept"], "the refused scaffold wrote something"
+    code, _, err = said["again"]
+    assert code == 2 and f"the next stage is {N + 1}, not {N}" in err, err
+
+
+def test_an_unwritten_stage_is_found_by_verify_and_by_its_placeholders(added):
+    _, said = added
+    assert set(said["placeholders"]) >= {"reference/engine.py", *HAND_EDITED[1:6]}, said["placeholders"]
+    assert said["unwritten build"][0] == 0, said["unwritten build"]
+    code, out, err = said["unwritten verify"]
+    assert code == 1 and f"{N} " in out, out + err
+
+
+def test_the_recipe_edits_only_the_files_it_names(added):
+    _, said = added
+    assert said["left"] == [], f"placeholders left after the recipe: {said['left']}"
+    assert said["changed"] == sorted({*SCAFFOLDED_ONLY, *HAND_EDITED}), said["changed"]
+    assert len(HAND_EDITED) <= 7, HAND_EDITED
+
+
+def test_build_status_check_hint_and_diff_know_the_new_stage(added):
+    copy, said = added
+    for step in ("build", "build --check", "status"):
+        assert said[step][0] == 0, (step, said[step])
+    row = next(line for line in said["status"][1].splitlines() if line.lstrip().startswith(f"{N} "))
+    assert TITLE in row and "0/3" in row, said["status"][1]
+    code, out, _ = said[f"check {N}"]
+    assert code == 1 and f"kata hint {N}" in out and f"stage {N}: write softmax" in out, out
+    assert said[f"hint {N}"][0] == 0 and "A probability per class" in said[f"hint {N}"][1], said[f"hint {N}"]
+    # the next level (kata hint moves on), in Japanese
+    assert "各ロジットの exp" in said[f"hint {N} --lang ja"][1], said[f"hint {N} --lang ja"]
+    code, out, err = said[f"diff {N} --previous"]
+    assert code == 0 and "def softmax(logits):" in out, out + err
     for s in STAGES:  # the new stage changes no earlier module
         for impl in ("solutions", "exercises"):
             assert (copy / s.source(impl)).read_bytes() == (ROOT / s.source(impl)).read_bytes(), s.source(impl)
+
+
+def test_verify_release_and_grade_take_the_new_stage(added):
+    copy, said = added
     code, out, err = said["verify"]
     assert code == 0, out + err
     row = next(line for line in out.splitlines() if line.startswith(f"{N} "))
-    assert "SGD with momentum" in row and "3/3 passed" in row and "3/3 failed" in row and row.endswith("ok"), row
+    assert "3/3 passed" in row and "3/3 failed" in row and row.endswith("ok"), row
+    code, out, err = said["release"]
+    assert code == 0, out + err
+    release = copy.parent / "release"
+    for name in (f"exercises/{MODULE}.py", f"tests/test_{MODULE}.py", f"hints/ja/{MODULE}.md"):
+        assert (release / name).is_file(), name
+    stub = (release / f"exercises/{MODULE}.py").read_text(encoding="utf-8")
+    assert not (release / "solutions").exists() and "BEGIN SOLUTION" not in stub and "max(v.data" not in stub
+    code, out, err = said["grade"]
+    assert code == 0, out + err
+    graded = json.loads((copy.parent / "grade.json").read_text(encoding="utf-8"))
+    assert [s["number"] for s in graded["stages"]] == [N] and graded["score"] == graded["max_score"] == POINTS, graded
 
 
-def test_status_lists_the_new_stage_by_its_catalogue_title(added):
+def test_the_mutation_gate_of_the_new_stage_kills_every_mutant(added):
+    _, said = added
+    code, out, err = said[f"mutate --stage {N}"]
+    assert code == 0 and f"every mutant of stage {N} is killed" in out, out[-3000:] + err[-2000:]
+    assert re.search(rf"{MODULE}\s+(\d+)\s+0\s+0\s+0\s+0\s+\1", out), out[-3000:]
+
+
+def test_the_sites_files_hold_the_new_stage(added):
     copy, _ = added
-    code, out, err = kata(copy, "status")
-    assert code == 0 and err == "", err
-    row = next(line for line in out.splitlines() if line.lstrip().startswith(f"{N} "))
-    assert "SGD with momentum" in row and "0/3" in row, out
-    code, out, err = kata(copy, "status", "--lang", "ja")
-    assert code == 0 and "モーメンタム付き SGD" in out, out + err
+    done = run([sys.executable, "-c", "import json; from pathlib import Path; from autograd_kata.site.build import "
+                "learner_files; print(json.dumps(sorted(learner_files(Path('.')))))"], cwd=copy,
+               env={"PYTHONPATH": str(copy)})
+    assert done.returncode == 0, done.stderr
+    files = json.loads(done.stdout)
+    assert {f"exercises/{MODULE}.py", f"tests/test_{MODULE}.py", f"hints/en/{MODULE}.md"} <= set(files), files
 
 
-def test_the_new_stages_tests_pass_on_the_reference_and_fail_on_the_stub(added):
+def test_the_tool_tests_that_read_the_stages_pass_with_it(added):
     copy, _ = added
-    test_file = f"tests/test_{MODULE}.py"
-    ref = run([sys.executable, "-m", "pytest", test_file, "--impl", "solutions", "-q", "-p", "no:cacheprovider"],
-              cwd=copy, env={"KATA_LANG": "en"})
-    assert ref.returncode == 0 and "3 passed" in ref.stdout, ref.stdout + ref.stderr
-    stub = run([sys.executable, "-m", "pytest", test_file, "-q", "-p", "no:cacheprovider"], cwd=copy,
-               env={"KATA_LANG": "en"})
-    assert stub.returncode == 1 and "3 failed" in stub.stdout, stub.stdout
-    assert f"stage {N}: write SGD.step" in stub.stdout, stub.stdout
-    code, out, err = kata(copy, "check", str(N))
-    assert code == 1 and f"kata hint {N}" in out, out + err
+    readers = {
+        "tooltests/test_contracts.py": "every_clause or (breaks_the_stage and softmax) or (another_right and 9)",
+        "tooltests/test_manifest.py": "",
+        "tooltests/test_i18n.py": "every_id_is_translated or japanese",
+        "tooltests/test_readme_counts.py": "no_count",
+        "tooltests/test_add_stage.py": "no_placeholder",
+    }
+    keys = " or ".join(f"({k})" for k in readers.values() if k) + " or manifest"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-vv", *readers, "-k", keys],
+                          cwd=copy, capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "KATA_IMPL": "", "PYTHONPATH": str(copy)})
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-5000:]
+    for case in ("test_every_clause_of_every_stage_has_a_smallest_wrong_implementation PASSED",
+                 "test_the_clause_breaks_the_stage_by_name[softmax-unnormalised] PASSED",
+                 "test_the_clause_breaks_the_stage_by_name[softmax-unshifted] PASSED",
+                 "test_the_clause_breaks_the_stage_by_name[softmax-detached] PASSED",
+                 f"test_another_right_way_passes[reflected-ops-aliased-{N}] PASSED",
+                 "test_no_placeholder_of_the_scaffold_is_left PASSED"):
+        assert case in out, f"no {case!r} among the readers' cases:\n{out[-3000:]}"
 
 
-def test_kata_graph_still_draws_the_mlp_stage(added):
+def test_no_placeholder_of_the_scaffold_is_left():
+    found = placeholders(ROOT)
+    assert not found, f"files still holding the scaffold's {PLACEHOLDER!r}: {found}: write them (kata new-stage)"
+
+
+def test_kata_graph_and_train_still_use_the_mlp_stage(added):
     copy, _ = added
     code, out, err = kata(copy, "graph", "--no-backward")
     assert code == 0, out + err
     assert out.splitlines()[0].endswith(f"({MLP.source('exercises')}, before backward())"), out
     assert MODULE not in out + err
-
-
-def test_kata_train_still_trains_the_mlp_stage(added):
-    pytest.importorskip("matplotlib", reason="kata train needs the pictures extra: pip install -e '.[pictures]'")
-    copy, _ = added
+    if importlib.util.find_spec("matplotlib") is None:
+        return  # kata train needs the pictures extra
     code, out, err = kata(copy, "train", "--steps", "3", "--points", "8", "--batch", "4", "--out", "train.png")
     assert code == 0, out + err
-    # the MLP stage's stub is unwritten in the copy: kata train says so and trains the reference of stage 8
-    assert f"stage {MLP.number} is not written yet" in err, err
-    assert f"training {MLP.source('solutions')}'s MLP" in err, err
-    assert MODULE not in out + err
-    assert (copy / "train.png").is_file()
+    assert f"training {MLP.source('solutions')}'s MLP" in err and MODULE not in out + err, err

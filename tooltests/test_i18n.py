@@ -16,32 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from japanese import JAPANESE, english_words
 
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES
-from autograd_kata.core.operations import methods
 from autograd_kata.learner.commands import parse_hints
 from autograd_kata.pictures import explore
 from kit import run_kata
 
 ROOT = Path(__file__).resolve().parent.parent
 LANG_VARS = ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
-
-# Japanese script: kana, kanji, full-width forms and Japanese punctuation.
-JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
-# What may stay as it is in Japanese text: code in backticks, kata commands,
-# identifiers and paths (anything with _ . ( ) [ ] = * / < > + or a digit in it),
-# and the names of things that have no Japanese name.
-CODE = re.compile(r"`[^`]*`|kata \w+(?: (?:N|\d+|--\w+))*|[\w.\-]*[_.()\[\]=*/<>+\d][\w.()\[\]=*/<>+\-]*")
-# (an operation's method is a name: the operations table's)
-NAMES = {"Value", "float", "int", *methods(), "sigmoid", "ReLU", "MLP", "PyTorch", "micrograd", "autograd",
-         "kata", "UTF", "Shift", "Home", "End", "out", "data", "grad", "backward", "zero_grad", "retain_graph"}
-
-
-def english_words(text: str) -> list[str]:
-    """The English words left in ``text`` once code, commands and names are taken out."""
-    return [w for w in re.findall(r"[A-Za-z]{2,}", CODE.sub(" ", text)) if w not in NAMES]
-
 
 @pytest.fixture(autouse=True)
 def clean_language(monkeypatch):

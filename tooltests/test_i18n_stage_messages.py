@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,53 +29,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from japanese import prose_trouble
 
 from autograd_kata.core.manifest import STAGES, stage
-from autograd_kata.core.operations import methods
 from autograd_kata.maintainer.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
 LANG_VARS = ("KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE")
-
-# kana, kanji, full-width forms and Japanese punctuation
-JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
-# What is not prose: code spans, quoted values and quoted program output ('...', "...", 「...」),
-# calls and reprs with one level of nesting (Value(data=1.5, grad=0.0)), kata commands, and any
-# token with _ . ( ) [ ] { } = * / < > + : or a digit in it (identifiers, paths, numbers, test ids)
-CODE = re.compile(r"`[^`\n]*`|'[^'\n]*'|\"[^\"\n]*\"|「[^」\n]*」"
-                  r"|\w+\((?:[^()\n]|\([^()\n]*\))*\)"
-                  r"|kata \w+(?: (?:N|\d+|--\w+))*"
-                  r"|[\w.\-]*[_.()\[\]{}=*/<>+:\d][\w.()\[\]{}=*/<>+:\-]*")
-# names of things, the same in both languages, and Python's exception classes
-# (an operation's method is a name: the operations table's)
-NAMES = {"Value", "float", "int", *methods(), "ReLU", "MLP", "PyTorch", "micrograd", "kata",
-         "Neuron", "Layer", "Module", "list", "set", "tuple", "str", "None", "True", "False"}
-ERROR_CLASS = re.compile(r"^[A-Z]\w*(?:Error|Exception)$")
-
-
-
-def english_words(line: str) -> list[str]:
-    """The English words left in a line once code, quotations and names are taken out."""
-    return [w for w in re.findall(r"[A-Za-z]{2,}", CODE.sub(" ", line))
-            if w not in NAMES and not ERROR_CLASS.match(w)]
-
-
-def prose_trouble(message: str, lang: str) -> list[str]:
-    """Every line of ``message`` that is not in ``lang``, each with why."""
-    trouble = []
-    for line in message.splitlines():
-        if not line.strip():
-            continue
-        if lang == "ja":
-            left = english_words(line)
-            if left:
-                trouble.append(f"English words {left}: {line}")
-            elif re.search(r"[A-Za-z]{2,}", CODE.sub(" ", line)) and not JAPANESE.search(line):
-                trouble.append(f"no Japanese: {line}")
-        elif JAPANESE.search(line):
-            trouble.append(f"Japanese in English: {line}")
-    return trouble
 
 
 def test_the_detector_finds_english_prose_and_lets_code_through():

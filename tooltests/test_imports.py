@@ -209,8 +209,6 @@ MAX_LINES = 350
 #: module has come under the bound fails (drop it), so the list only shrinks
 TEMPORARILY_LONG = {
     "learner/feel.py": "what kata check shows when a stage passes: one demonstration a module next",
-    "cli.py": "the command table apart from argparse's wording (issue 27)",
-    "core/i18n.py": "the catalogues' reading apart from t() and Text (issue 27)",
 }
 
 

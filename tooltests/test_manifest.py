@@ -78,7 +78,7 @@ def test_a_role_held_twice_or_never_is_named(monkeypatch):
 
     from autograd_kata.core import manifest
 
-    twice = (*STAGES, replace(STAGES[-1], number=len(STAGES) + 1, slug="again"))
+    twice = (*STAGES, replace(manifest.role("mlp"), number=len(STAGES) + 1, slug="again"))  # the last need not be it
     monkeypatch.setattr(manifest, "STAGES", twice)
     with pytest.raises(LookupError, match="role 'mlp' is held by 2 stages in STAGES, not one"):
         manifest.role("mlp")

@@ -16,7 +16,7 @@ import pytest
 
 from autograd_kata.core.i18n import MESSAGES, languages
 from autograd_kata.core.manifest import STAGES
-from autograd_kata.core.mistakes import PHRASES, named
+from autograd_kata.core.mistakes import PHRASES, label, label_id, named
 from autograd_kata.core.operations import rules
 from autograd_kata.maintainer.mistakes import MISTAKES
 
@@ -31,10 +31,18 @@ def test_each_row_is_one_mistake_of_a_stage():
     assert all(p.strip() for _, p, _ in PHRASES), "a row with no phrase names nothing"
 
 
+def test_a_rule_without_a_label_of_its_own_shares_the_rules_label():
+    """An operation added to the table gets its 'assigns' mistake labelled with no catalogue edit."""
+    assert label_id("tanh-assigns") == ("mistake.rule-assigns", {"op": "tanh"})
+    assert label_id("add-assigns") == ("mistake.add-assigns", {})  # one that says more keeps its own
+    assert label_id("no-reverse") == ("mistake.no-reverse", {})
+    assert label(6, "the tanh rule assigns (=) instead of adding (+=)", "ja") == "tanh の規則で代入（=）している"
+
+
 @pytest.mark.parametrize("lang", languages())
 def test_every_row_has_its_label_in_every_language(lang):
     have = MESSAGES.catalogue(lang).messages
-    missing = [f"mistake.{i}" for _, _, i in PHRASES if f"mistake.{i}" not in have]
+    missing = sorted({label_id(i)[0] for _, _, i in PHRASES} - set(have))
     assert not missing, f"locales/{lang}.po has no label for {missing} (add them beside the other mistake.* ids)"
 
 

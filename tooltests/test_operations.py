@@ -1,7 +1,9 @@
-"""The operations table (autograd_kata/core/operations.py) tells the truth, and README's
-recipe "Adding an operation" works: followed in a scratch copy with ``log()``, every
-reader of the table (random graphs, stage 6's rule probe and contract, kata graph,
-PyTorch parity, the rule count of test_build, README's counts) picks the new op up."""
+"""The operations table (autograd_kata/core/operations.py) tells the truth, and the
+recipe "Adding an operation" (docs/maintainers.md) works: followed in a scratch copy with
+``log()``, editing only the row and the engine (HAND_EDITED, checked against every file
+the copy changed), every reader of the table picks the new op up: its default value and
+slope test in its stage, the random graphs, stage 6's rule probe, contract and generated
+'assigns' mistake with its label, kata graph, PyTorch parity, the rule count of test_build."""
 from __future__ import annotations
 
 import importlib
@@ -112,6 +114,20 @@ def test_the_picture_tool_allows_exactly_the_tables_methods():
     assert METHODS == methods()
 
 
+def test_the_slope_explorer_draws_the_tables_rows_that_say_how():
+    """Its functions are the rows with an Explore entry, in table order, then sigmoid (no op of the
+    engine); each is offered in the page with its curve, and explained from the catalogue."""
+    from autograd_kata.core.operations import explored
+    from autograd_kata.pictures import explore
+    assert explore.FUNCTIONS == (*(op.name for op in explored()), "sigmoid")
+    assert all(op.arity == 1 and op.method for op in explored()), "the explorer draws one-operand methods"
+    for lang in ("en", "ja"):
+        page = explore.page(explored()[0].name, 0.5, lang)
+        for name in explore.FUNCTIONS:
+            assert f'<option value="{name}">' in page and f'"{name}": {{ title: "out = {name}(x)"' in page, name
+        assert "KATA_FUNCTIONS*/{}" not in page and "<!--KATA_OPTIONS-->" not in page
+
+
 # ------------------------------------------------------------------ the recipe, with log()
 
 ENGINE_LOG = '''\
@@ -130,41 +146,12 @@ ENGINE_LOG = '''\
 TABLE_LOG = '''\
     Operation("log", 4, 1, lambda xs, c: math.log(xs[0]), lambda xs, c: (1 / xs[0],),
               lambda xs, c: xs[0].log(), "{0}.log()", smooth=lambda xs, c: xs[0] > 0.2, method="log", rule=True,
-              twin=lambda torch, xs, c: torch.log(xs[0])),
+              twin=lambda torch, xs, c: torch.log(xs[0]),
+              explore=Explore("Math.log(x)", "1 / Math.exp(t)", '"1 / e^t = " + f4(s)', "true",
+                              (0.05, 3), (-3, 1.2), (0, 20))),
 '''
-TEST_LOG = '''
-
-# log: the slope is 1/x ----------------------------------------------------------------
-
-def test_log_computes_ln_x_and_its_slope_is_one_over_x(engine):
-    x0, up = 1.5, -2.0
-    x = engine.Value(x0)
-    out = x.log()
-    expect_unary_node(engine, out, x, "log", f"Value({x0}).log()")
-    expect.equal(out.data, math.log(x0), f"Value({x0}).log().data", t("s4.value_is", op="log", fn="math.log(x)"))
-    one_step(out, up)
-    grads(t("s4.log.rule"), [(FORGOT_UPSTREAM, {"x": 1 / x0})], x=(x, up / x0))
-'''
-MISTAKE_LOG = '''\
-    Mistake("log-rule-assigns", "log-assigns", "assigns (=) in the log rule",
-            "self.grad += out.grad / self.data   # the slope of ln x is 1/x  # STUB:",
-            "self.grad = out.grad / self.data   # the slope of ln x is 1/x  # STUB:"),
-'''
-CATALOGUE = {
-    "en": ('msgid "s4.log.rule"\nmsgstr "log\'s slope is 1/x, times out.grad"\n\n'
-           'msgid "mistake.log-assigns"\nmsgstr "assigns (=) in the log rule"\n'),
-    "ja": ('msgid "s4.log.rule"\nmsgstr "log の傾きは 1/x です。それに out.grad を掛けます"\n\n'
-           'msgid "mistake.log-assigns"\nmsgstr "log の規則で代入（=）している"\n'),
-}
-HINTS = {  # (before this line, level 2's line), (before this line, level 3's lines)
-    "en": (("- `__pow__(exponent)`",
-            "- `log`: value `math.log(...)`, label `'log'`; the slope is `1 / x`, x the input.\n"),
-           ("x ** n:", "log:   out <- Value(ln of data, parent self, 'log')\n"
-                       "       backward: self.grad <- out.grad / data\n")),
-    "ja": (("- `__pow__(exponent)`", "- `log`: 値は `math.log(...)`、ラベルは `'log'`。傾きは入力 x の `1 / x`。\n"),
-           ("x ** n:", "log:   out <- Value(data の自然対数, 親 self, 'log')\n"
-                       "       backward: self.grad <- out.grad / data\n")),
-}
+#: the files a maintainer edits by hand to add an operation (the recipe's goal: at most 2)
+HAND_EDITED = ("autograd_kata/core/operations.py", "reference/engine.py")
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -178,30 +165,31 @@ def before(path: Path, anchor: str, insert: str) -> None:
     edit(path, anchor, insert + anchor)
 
 
-def follow_the_recipe(root: Path) -> None:
-    """README's "Adding an operation", step by step, for log() in stage 4."""
-    # the table entry
-    before(root / "autograd_kata/core/operations.py", '    Operation("pow", 4, 1,', TABLE_LOG)
-    # 1. the code in its stage's range, a rule that adds (+=) and reads `=` before stage 6; the docstring
-    before(root / "reference/engine.py", "    def __pow__(self, exponent):", ENGINE_LOG)
-    edit(root / "reference/engine.py", "You write: Value.tanh, exp, relu,", "You write: Value.tanh, exp, relu, log,")
-    # 2. a test of its value and slope, its messages in every catalogue
-    test_file = root / stage(4).test_file
-    before(test_file, "\n\n# relu: slope 1 above 0", TEST_LOG)
-    for lang, block in CATALOGUE.items():
-        po = root / f"autograd_kata/locales/{lang}/stage04.po"
-        po.write_text(po.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + block, encoding="utf-8")
-    # 3. both hint files, levels 2 and 3
-    for lang, lines in HINTS.items():
-        for anchor, line in lines:
-            before(root / stage(4).hint_file(lang), anchor, line)
-    # 4. a rule's mistake: the rule with = (the label went in with the catalogue entries)
-    before(root / "autograd_kata/maintainer/mistakes.py", '    Mistake("pow-rule-assigns", "pow-assigns",', MISTAKE_LOG)
-    # 5. README: the stage table names it
-    edit(root / "README.md", "| `tanh`, `exp`, `relu`, `**`, `/` |", "| `tanh`, `exp`, `relu`, `log`, `**`, `/` |")
+def follow_the_recipe(root: Path) -> list[str]:
+    """docs/maintainers.md's "Adding an operation", step by step, for log() in stage 4; the
+    files it edited by hand (``kata build`` writes the rest)."""
+    # 1. the row
+    before(root / HAND_EDITED[0], '    Operation("pow", 4, 1,', TABLE_LOG)
+    # 2. the code in its stage's range, a rule that adds (+=) and reads `=` before stage 6; the docstring
+    before(root / HAND_EDITED[1], "    def __pow__(self, exponent):", ENGINE_LOG)
+    edit(root / HAND_EDITED[1], "You write: Value.tanh, exp, relu,", "You write: Value.tanh, exp, relu, log,")
     # and the generated modules
     built = run([sys.executable, "-m", "autograd_kata", "build"], root, timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
+    return list(HAND_EDITED)
+
+
+def changed_files(root: Path) -> list[str]:
+    """The files of the scratch copy that differ from the working tree's, but what kata build wrote."""
+    changed = []
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if (not path.is_file() or "__pycache__" in path.parts or name.startswith((".kata/", "solutions/", "exercises/"))
+                or ".pytest_cache" in path.parts):
+            continue
+        if not (ROOT / name).is_file() or (ROOT / name).read_bytes() != path.read_bytes():
+            changed.append(name)
+    return changed
 
 
 def test_the_recipe_for_adding_an_operation_is_complete():
@@ -209,17 +197,18 @@ def test_the_recipe_for_adding_an_operation_is_complete():
     readme = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
     recipe = readme[readme.index("## Adding an operation\n"):]
     recipe = recipe[:recipe.index("\n## ", 1)]
-    for named in ("autograd_kata/core/operations.py", "reference/engine.py", "# BEGIN SOLUTION", "# before 6:",
-                  "kata build", "tests/test_stageNN_", "autograd_kata/locales/*/stageNN.po", "hints/en", "hints/ja",
-                  "-rule-assigns", "autograd_kata/maintainer/mistakes.py", "mistake.<name>-assigns",
-                  "stage table", "tooltests/test_operations.py"):
+    for named in (*HAND_EDITED, "# BEGIN SOLUTION", "# before 6:", "You write:", "kata build",
+                  "tooltests/test_operations.py"):
         assert named in recipe, f"README's recipe 'Adding an operation' does not name {named!r}, a step this test takes"
 
 
 @pytest.mark.timeout(240)
 def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
     root = working_tree(tmp_path / "kata")
-    follow_the_recipe(root)
+    edited = follow_the_recipe(root)
+    assert len(edited) <= 2, f"adding an operation takes {len(edited)} hand-edited files: {edited}"
+    assert changed_files(root) == sorted(edited), \
+        f"the recipe changed {changed_files(root)}, it names {sorted(edited)} (kata build writes the generated trees)"
     env = {"PYTHONPATH": str(root)}  # the scratch copy's package, not the installed one
 
     def pytest_in_copy(*args, timeout=180):
@@ -232,7 +221,8 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
     done, out = pytest_in_copy("--impl", "solutions", "-m", "properties or not properties", "-vv",
                                stage(4).test_file, stage(6).test_file)
     assert done.returncode == 0, out[-4000:]
-    assert re.search(r"test_log_computes_ln_x_and_its_slope_is_one_over_x\S* PASSED", out), out[-3000:]
+    assert re.search(r"test_each_method_of_the_stage_computes_its_value_and_slope\[stage04_tanh-log\] PASSED", out), \
+        out[-3000:]
     probe = run([sys.executable, "-c", "import graphs, test_stage06_accumulate as s6; "
                  "print('log' in graphs.ops_up_to(4), 'log' in s6.PROBES)"],
                 root / "tests", env={"PYTHONPATH": f"{root}{os.pathsep}{root / 'tests'}"})
@@ -241,6 +231,12 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
     # stage 4's stub of log raises, so the learner's run fails on it
     stub = (root / stage(4).source("exercises")).read_text(encoding="utf-8")
     assert 'raise NotImplementedError("stage 4' in stub.split("def log(self):")[-1][:400], stub[-3000:]
+
+    # the slope explorer offers it, explained in the words every function shares
+    page = run([sys.executable, "-c", "from autograd_kata.pictures import explore; p = explore.page('log', 1.0, 'en'); "
+                "print('log' in explore.FUNCTIONS, '<option value=\"log\">' in p, explore.explain_id('log'))"],
+               root, env=env)
+    assert page.stdout.split() == ["True", "True", "explore.explain.any"], page.stdout + page.stderr
 
     # the picture tool draws it
     drawn = run([sys.executable, "-m", "autograd_kata", "graph", "--expr", "a.log()", "--impl", "solutions",
@@ -256,9 +252,9 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
         "tooltests/test_build.py": "stages_2_to_5_assign or committed_trees_are",
         "tooltests/test_contracts.py": "every_rule_assigning or every_clause",
         "tooltests/test_mistakes.py": "fails_its_stage_and_is_named and log",
-        "tooltests/test_classroom.py": "class_phrases_are_the_catalogues",
-        "tooltests/test_readme_counts.py": "no_count or stage_table",
-        "tooltests/test_i18n.py": "every_id_is_translated or japanese_in_japanese_and_english_in_english and log",
+        "tooltests/test_mistake_table.py": "label or made",
+        "tooltests/test_readme_counts.py": "no_count or lists_every_method",
+        "tooltests/test_i18n.py": "every_id_is_translated",
         "tooltests/test_pytorch_parity.py": "each_op and log",
     }
     done, out = pytest_in_copy(*readers, "-vv", "-k", " or ".join(f"({k})" for k in readers.values()))
@@ -268,8 +264,8 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
               r"test_stages_2_to_5_assign_and_stage_6_on_accumulate PASSED",
               r"test_every_rule_assigning_is_a_mistake PASSED",
               r"test_the_mistake_fails_its_stage_and_is_named\[log-rule-assigns\] PASSED",
-              r"test_the_stage_table_names_every_method_the_stage_adds\[stage04_tanh\] PASSED",
-              r"test_each_message_is_japanese_in_japanese_and_english_in_english\[s4.log.rule\] PASSED"]
+              r"test_every_row_has_its_label_in_every_language\[ja\] PASSED",
+              r"test_each_stage_module_lists_every_method_of_the_table_it_adds PASSED"]
     if importlib.util.find_spec("torch") is not None:
         wanted.append(r"test_each_op_and_its_gradient_match_pytorch\[[^\]]*log-0[^\]]*\] PASSED")
     for case in wanted:

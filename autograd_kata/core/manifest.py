@@ -9,8 +9,8 @@ draws by default), and its title and lesson are catalogue ids named here
 (``check_ids`` names one the catalogue lacks).  It imports nothing from the rest
 of ``kata`` but the message catalogue (``core.i18n``) and ``core.errors``.
 
-To add a stage, follow README's "Adding a stage" (maintainers' section; a tool
-test, tooltests/test_add_stage.py, follows it in a scratch copy).
+To add a stage, run ``kata new-stage`` and follow docs/maintainers.md, "Adding a stage"
+(a tool test, tooltests/test_add_stage.py, follows it in a scratch copy).
 """
 from __future__ import annotations
 

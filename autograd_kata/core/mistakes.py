@@ -20,8 +20,11 @@ what both did; ``tooltests/test_course.py`` checks it).
 """
 from __future__ import annotations
 
-from autograd_kata.core.i18n import t_in
-from autograd_kata.core.operations import rules
+from autograd_kata.core.i18n import MESSAGES, t_in
+from autograd_kata.core.operations import BY_NAME, rules
+
+#: the stage where rules stop assigning (=) and add (+=): its mistakes come from the operations table
+ACCUMULATE = 6
 
 # (stage, phrase in the failure message, the label's id: mistake.<id> in locales/*.po)
 PHRASES: tuple[tuple[int, str, str], ...] = (
@@ -56,7 +59,7 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (5, 'do not raise it', 'recursion-limit'),
     (5, 'RecursionError', 'recursive-sort'),
     # every rule of the operations table (core/operations.py), assigning instead of adding
-    *((6, f'the {op.name} rule assigns (=) instead of adding (+=)', f'{op.name}-assigns') for op in rules()),
+    *((ACCUMULATE, f'the {op.name} rule assigns (=) instead of adding (+=)', f'{op.name}-assigns') for op in rules()),
     (6, 'the mul rule adds, yet the first share is gone', 'zeroes-every-grad'),
     (7, 'zero_grad() must reset every parameter', 'zero-grad-some'),
     (7, 'but nothing was raised: the first backward() released the graph', 'no-release'),
@@ -91,9 +94,27 @@ def named(ident: str) -> tuple[int, str]:
     return found[0]
 
 
+def label_id(ident: str) -> tuple[str, dict]:
+    """The catalogue id and fields of the label of the table's mistake ``ident``: its own
+    ``mistake.<ident>``, or, for a rule of the operations table that assigns and has none,
+    the one phrasing every rule shares (``mistake.rule-assigns``: "assigns (=) in the log rule")."""
+    own = f"mistake.{ident}"
+    name = ident.removesuffix("-assigns")
+    if own not in MESSAGES.catalogue("en").messages and name in BY_NAME and BY_NAME[name].rule:
+        return "mistake.rule-assigns", {"op": name}
+    return own, {}
+
+
+def rule_label(name: str, lang: str = "en") -> str:
+    """The label of the mistake 'the ``name`` rule assigns (=)', in ``lang``."""
+    msgid, fields = label_id(f"{name}-assigns")
+    return t_in(lang, msgid, **fields)
+
+
 def label(stage: int, phrase: str, lang: str = "en") -> str:
     """What a student whose stage-``stage`` failure says ``phrase`` did, in ``lang``."""
     for s, p, ident in PHRASES:
         if s == stage and p == phrase:
-            return t_in(lang, f"mistake.{ident}")
+            msgid, fields = label_id(ident)
+            return t_in(lang, msgid, **fields)
     return phrase

@@ -27,6 +27,26 @@ def _anywhere(xs, c) -> bool:
 
 
 @dataclass(frozen=True)
+class Explore:
+    """How the slope explorer (``kata explore``, autograd_kata/pictures/explore.html) draws a
+    one-operand operation: JavaScript expressions the page is written with."""
+    #: the curve, of ``x``: ``Math.tanh(x)``
+    curve: str
+    #: its slope read off the output ``t`` alone, as the rule's closure does: ``1 - t * t``
+    slope: str
+    #: the readout, of ``t`` and ``s`` (the slope; ``f4`` formats, ``say`` reads the catalogue)
+    readout: str
+    #: the outputs the curve takes (where the side panel draws the slope): ``Math.abs(t) < 1``
+    outputs: str
+    #: the view: x's range, the output's, the slope's
+    xr: tuple[float, float]
+    yr: tuple[float, float]
+    sr: tuple[float, float]
+    #: its explanation's catalogue id; None: ``explore.explain.<name>`` if there is one, else the shared one
+    explain: str | None = None
+
+
+@dataclass(frozen=True)
 class Operation:
     #: the step's name in a random graph (``("tanh", (3,), c)``) and in messages
     name: str
@@ -56,14 +76,29 @@ class Operation:
     example: float = 0.0
     #: its PyTorch twin, a function of (torch, xs, c); None: ``value`` on tensors is the twin
     twin: Callable[..., object] | None = None
+    #: the Value method whose closure is its rule (``__mul__``); None: ``method``
+    function: str | None = None
+    #: the label its node gets (``_op``: ``'ReLU'``); None: ``method``
+    label: str | None = None
+    #: how the slope explorer draws it; None: the explorer leaves it out
+    explore: Explore | None = None
+
+    @property
+    def defined_in(self) -> str | None:
+        """The Value method that writes it (its rule's closure, for a rule)."""
+        return self.function or self.method
+
+    @property
+    def node_label(self) -> str | None:
+        return self.label or self.method
 
 
 OPERATIONS: tuple[Operation, ...] = (
     # stage 2: the two rules every other op is built on
     Operation("add", 2, 2, lambda xs, c: xs[0] + xs[1], lambda xs, c: (1.0, 1.0),
-              lambda xs, c: xs[0] + xs[1], "{0} + {1}", rule=True),
+              lambda xs, c: xs[0] + xs[1], "{0} + {1}", rule=True, function="__add__"),
     Operation("mul", 2, 2, lambda xs, c: xs[0] * xs[1], lambda xs, c: (xs[1], xs[0]),
-              lambda xs, c: xs[0] * xs[1], "{0} * {1}", rule=True),
+              lambda xs, c: xs[0] * xs[1], "{0} * {1}", rule=True, function="__mul__"),
     # stage 3: constants on either side, negation, subtraction (all written from + and *)
     Operation("neg", 3, 1, lambda xs, c: -xs[0], lambda xs, c: (-1.0,),
               lambda xs, c: -xs[0], "-{0}"),
@@ -84,19 +119,26 @@ OPERATIONS: tuple[Operation, ...] = (
     # stage 4: the closure that remembers its output, then the same recipe for the rest
     Operation("tanh", 4, 1, lambda xs, c: math.tanh(xs[0]), lambda xs, c: (1 - math.tanh(xs[0]) ** 2,),
               lambda xs, c: xs[0].tanh(), "{0}.tanh()", method="tanh", rule=True,
-              twin=lambda torch, xs, c: torch.tanh(xs[0])),
+              twin=lambda torch, xs, c: torch.tanh(xs[0]),
+              explore=Explore("Math.tanh(x)", "1 - t * t",
+                              '"1 - t\\u00b2 = 1 - (" + f4(t) + ")\\u00b2 = " + f4(s)', "Math.abs(t) < 1",
+                              (-3, 3), (-1.25, 1.25), (0, 1.1))),
     Operation("exp", 4, 1, lambda xs, c: math.exp(xs[0]), lambda xs, c: (math.exp(xs[0]),),
               lambda xs, c: xs[0].exp(), "{0}.exp()",
               smooth=lambda xs, c: xs[0] < 3.0, method="exp", rule=True,
-              twin=lambda torch, xs, c: torch.exp(xs[0])),
+              twin=lambda torch, xs, c: torch.exp(xs[0]),
+              explore=Explore("Math.exp(x)", "t", 'say("explore.exp_formula", { slope: f4(s) })', "t >= 0",
+                              (-3, 2), (-0.5, 7.6), (0, 7.6))),
     Operation("relu", 4, 1, lambda xs, c: max(xs[0], 0.0), lambda xs, c: (float(xs[0] > 0),),
               lambda xs, c: xs[0].relu(), "{0}.relu()",
-              smooth=lambda xs, c: abs(xs[0]) > 0.05, method="relu", rule=True,
-              twin=lambda torch, xs, c: torch.relu(xs[0])),
+              smooth=lambda xs, c: abs(xs[0]) > 0.05, method="relu", rule=True, label="ReLU",
+              twin=lambda torch, xs, c: torch.relu(xs[0]),
+              explore=Explore("x > 0 ? x : 0", "t > 0 ? 1 : 0", '"out > 0 ? 1 : 0 = " + f4(s)', "t >= 0",
+                              (-3, 3), (-0.5, 3.2), (0, 1.2))),
     Operation("pow", 4, 1, lambda xs, c: xs[0] ** c, lambda xs, c: (c * xs[0] ** (c - 1),),
               lambda xs, c: xs[0] ** c, "{0} ** {c}", consts=EXPONENTS,
               smooth=lambda xs, c: abs(xs[0]) > 0.2 and (xs[0] > 0.2 or float(c).is_integer()),
-              rule=True, example=3),
+              rule=True, example=3, function="__pow__"),
     Operation("div", 4, 2, lambda xs, c: xs[0] / xs[1], lambda xs, c: (1 / xs[1], -xs[0] / xs[1] ** 2),
               lambda xs, c: xs[0] / xs[1], "{0} / {1}", smooth=lambda xs, c: abs(xs[1]) > 0.2),
     Operation("div_n", 4, 1, lambda xs, c: xs[0] / c, lambda xs, c: (1 / c,),
@@ -117,6 +159,11 @@ def up_to(stage: int) -> tuple[Operation, ...]:
 def rules() -> tuple[Operation, ...]:
     """The operations with a gradient closure of their own, in table order."""
     return tuple(op for op in OPERATIONS if op.rule)
+
+
+def explored() -> tuple[Operation, ...]:
+    """The operations the slope explorer draws, in table order."""
+    return tuple(op for op in OPERATIONS if op.explore is not None)
 
 
 def methods() -> tuple[str, ...]:

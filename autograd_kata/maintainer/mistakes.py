@@ -19,9 +19,15 @@ this mistake apart.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from autograd_kata.core.mistakes import named
+from autograd_kata.core.manifest import stage
+from autograd_kata.core.mistakes import ACCUMULATE, named, rule_label
+from autograd_kata.core.operations import Operation, rules
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,26 @@ class Mistake:
     def phrase(self) -> str:
         """The failing stage's output must contain this."""
         return named(self.named)[1]
+
+
+def rule_assigns(op: Operation) -> Mistake:
+    """``<name>-rule-assigns``: ``op``'s rule in the accumulating stage's reference with its
+    first share assigned (=) instead of added (+=), as stages 2-5 wrote it.  Made from the
+    operations table's row and the reference itself, so a new rule gets its mistake with
+    no entry written here; its phrase and label are ``core/mistakes.py``'s."""
+    where = stage(ACCUMULATE).source("solutions")
+    source = (ROOT / where).read_text(encoding="utf-8")
+    start = source.find(f"    def {op.defined_in}(")
+    if start < 0:
+        raise LookupError(f"{where} has no Value.{op.defined_in}, the rule of the operations table's {op.name!r}")
+    end = source.find("\n    def ", start + 1)
+    body = source[start:end if end > 0 else len(source)]
+    shares = re.findall(r"\b\w+\.grad \+= .*?# STUB:", body)
+    if not shares:
+        raise LookupError(f"{where}: Value.{op.defined_in} has no 'x.grad += ...  # STUB:' line, "
+                          f"the rule of {op.name!r} as reference/engine.py writes it ('# before 6:')")
+    return Mistake(f"{op.name}-rule-assigns", f"{op.name}-assigns", rule_label(op.name, "en"),
+                   shares[0], shares[0].replace(" += ", " = ", 1))
 
 
 # stage 5's reference order (an explicit stack) and micrograd's recursive one: two mistakes swap one for the other
@@ -214,24 +240,8 @@ MISTAKES: tuple[Mistake, ...] = (
             RECURSIVE_ORDER),
 
     # -- stage 6: accumulate with += ---------------------------------------------------
-    Mistake("add-rule-assigns", "add-assigns", "assigns (=) in the add rule, so a + a gets one share",
-            "            other.grad += out.grad   # d(a+b)/db = 1  # STUB:",
-            "            other.grad = out.grad   # d(a+b)/db = 1  # STUB:"),
-    Mistake("mul-rule-assigns", "mul-assigns", "assigns (=) in the mul rule, so a * a gets one share",
-            "            self.grad += other.data * out.grad   # d(ab)/da = b  # STUB:",
-            "            self.grad = other.data * out.grad   # d(ab)/da = b  # STUB:"),
-    Mistake("tanh-rule-assigns", "tanh-assigns", "assigns (=) in the tanh rule",
-            "self.grad += (1 - t * t) * out.grad   # the slope, read off the output t  # STUB:",
-            "self.grad = (1 - t * t) * out.grad   # the slope, read off the output t  # STUB:"),
-    Mistake("exp-rule-assigns", "exp-assigns", "assigns (=) in the exp rule",
-            "self.grad += out.data * out.grad   # e^x is its own slope  # STUB:",
-            "self.grad = out.data * out.grad   # e^x is its own slope  # STUB:"),
-    Mistake("relu-rule-assigns", "relu-assigns", "assigns (=) in the relu rule, wiping what other paths left",
-            "self.grad += (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch  # STUB:",
-            "self.grad = (out.data > 0) * out.grad   # slope 1 above 0; 0 at and below 0, as PyTorch  # STUB:"),
-    Mistake("pow-rule-assigns", "pow-assigns", "assigns (=) in the pow rule",
-            "self.grad += exponent * self.data ** (exponent - 1) * out.grad  # STUB:",
-            "self.grad = exponent * self.data ** (exponent - 1) * out.grad  # STUB:"),
+    # every rule of the operations table assigning (=): made from its row (rule_assigns, below)
+    *(rule_assigns(op) for op in rules()),
 
     Mistake("backward-zeroes-every-grad", "zeroes-every-grad",
             "zeroes every grad, leaves too, at the start of backward()",
