@@ -75,7 +75,9 @@ def child_env(impl: str) -> dict[str, str]:
     # The learner's file may be saved twice within one second at the same size;
     # a cached .pyc keyed by mtime and size would then test the old code.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return i18n.child_env(env)  # the pytest child speaks the learner's language
+    # The child speaks English: its results are data (each message as catalogue ids), said in
+    # the learner's language when read (state.spoken), so one cached result serves every language.
+    return {**i18n.child_env(env), i18n.ENV: "en"}
 
 
 def needed_plugins(names=PLUGINS) -> list[str]:
