@@ -85,6 +85,9 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
                   if re.search(r"\._backward\s*=\s*_backward\s*\(\s*\)", line)]
         if called:
             return t("crash.backward_called", n=len(called), file=module_file, lines=", ".join(map(str, called)))
+        nulled = [n + 1 for n, line in enumerate(source) if re.search(r"\._backward\s*=\s*None\b", line)]
+        if nulled and frames and re.search(r"\._backward\s*\(\s*\)", frames[-1][3]):
+            return t("crash.released_as_none", line=nulled[0])
         return t("crash.none_called")
     if kind == "RecursionError":
         if not frames:

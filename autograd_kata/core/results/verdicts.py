@@ -155,7 +155,7 @@ def pytest_runtest_makereport(item, call):
             record_where(report, frames[-1][0], frames[-1][1])
     said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
-        record_said(report, [said], named)
+        record_said(report, [said], named or mistakes_named([said], stage))
     return report
 
 
