@@ -71,7 +71,7 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (7, 'releases a rule as `_backward = None`', 'release-none'),
     (8, 'the last layer must be linear', 'last-relu'),
     (8, 'hidden layers apply ReLU', 'no-hidden-relu'),
-    (8, 'a neuron is relu(w . x + b)', 'neuron-formula'),
+    (8, 'the weighted sum of its inputs plus its bias, once', 'neuron-formula'),
     (8, 'expected a single Value (so that loss', 'never-unwraps'),
     (8, "a layer's inputs are the outputs of the layer before", 'layer-inputs'),
     (8, 'zip(..., strict=True)', 'zip-truncates'),
