@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
 import sys
 
 import pytest
@@ -140,6 +141,7 @@ def engine(request):
 
 
 SANDBOXES = pytest.StashKey[dict]()
+SANDBOX_FAILED = 3  # the judge's exit status when a sandbox could not start (kata grade: not graded)
 
 
 def remote_engine(config, name):
@@ -154,6 +156,10 @@ def remote_engine(config, name):
         timeout = sandbox_call_timeout()
         try:
             sandboxes[name] = remote.connect(name, folder, launch=jail.launcher(folder), call_timeout=timeout)
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            # the jail could not start the sandbox (before any submitted code ran): the grader
+            # failed, not the submission, and the judge says so by its exit status
+            pytest.exit(f"the sandbox could not start: {type(error).__name__}: {error}", returncode=SANDBOX_FAILED)
         except remote.ImportFailed as error:
             sandboxes[name] = broken(name, error.kind, error.message, error.lineno)
         except remote.SandboxError as error:  # it hung or died while importing: a hang or a crash, as it says

@@ -7,8 +7,11 @@
 2. The long description shown on the package index: README.md with every
    relative link and picture made absolute (into the repository named by
    ``[project.urls] Source``), so that none is broken there while the README
-   keeps working in a clone and in a student copy.
+   keeps working in a clone and in a student copy.  They point into ``main``,
+   or into the git ref ``KATA_LINK_REF`` names: the release workflow sets it to
+   the version's tag, so the page of a release shows that release's files.
 """
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,6 +21,15 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 BRANCH = "main"
+REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")  # a branch or tag name that is safe in a URL
+
+
+def link_ref(env=os.environ) -> str:
+    """The git ref the package page's links point into: ``KATA_LINK_REF`` or ``main``."""
+    ref = env.get("KATA_LINK_REF", "").strip() or BRANCH
+    if not REF.fullmatch(ref) or ".." in ref:
+        raise SystemExit(f"KATA_LINK_REF={ref!r} is not a branch or tag name (letters, digits, . _ / -)")
+    return ref
 
 
 def _pyproject() -> dict:
@@ -72,6 +84,6 @@ class BuildPyWithKit(build_py):
 setup(
     cmdclass={"build_py": BuildPyWithKit},
     long_description=absolute_links((HERE / "README.md").read_text(encoding="utf-8"),
-                                    _pyproject()["project"]["urls"]["Source"]),
+                                    _pyproject()["project"]["urls"]["Source"], link_ref()),
     long_description_content_type="text/markdown",
 )

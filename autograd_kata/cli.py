@@ -171,7 +171,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         arg("--no-zero-grad", action="store_true", help="help.train.no_zero_grad")),
         raw=True, fields=PICTURE_FIELDS),
     Command("mutate", "maintainers", "autograd_kata.maintainer.mutation:mutate_command", (
-        arg("--max-children", type=int, default=min(2, os.cpu_count() or 1), help="help.mutate.max_children"),)),
+        arg("--max-children", type=int, default=min(2, os.cpu_count() or 1), help="help.mutate.max_children"),
+        arg("--stage", default=None, metavar="N", help="help.mutate.stage"))),
 )}
 
 # Who each command is for.  A student copy (kata release) offers the learners'
@@ -364,7 +365,8 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
-    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata"), formatter_class=HelpFormatter)
+    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata", n=len(manifest.STAGES)),
+                                formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"kata {__version__}",
                    help=argparse_word("show program's version number and exit"))  # 3.10-3.12 do not ask
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -375,7 +377,8 @@ def parser(command: str | None = None, audiences: tuple[str, ...] | None = None)
                       help=i18n.t("help.lang", choices=", ".join(langs)))
     for c in COMMANDS.values():
         if c.audience in audiences:
-            one = sub.add_parser(c.name, help=i18n.t(c.help_id), formatter_class=HelpFormatter)
+            one = sub.add_parser(c.name, help=i18n.t(c.help_id, mlp=manifest.role("mlp").number),
+                                 formatter_class=HelpFormatter)
             if c.name == command:
                 _fill(one, c)
             one.add_argument("--lang", **lang)

@@ -71,8 +71,6 @@ def strategies():
 #: every operation, declared once (name, stage, arity, forward, derivative, constants, domain):
 #: autograd_kata/core/operations.py; this module only reads it
 OPS = {op.name: op for op in OPERATIONS}
-#: the operations each stage adds; a stage uses its own and every earlier one
-STAGE_OPS = {s: tuple(op.name for op in OPERATIONS if op.stage == s) for s in sorted({op.stage for op in OPERATIONS})}
 UNARY = {op.name for op in OPERATIONS if op.arity == 1}
 BIG = 50.0  # no step's value grows past this: central differences stay accurate
 

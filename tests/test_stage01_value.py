@@ -2,14 +2,14 @@
 
 The contract, clause by clause:
 
-1. Value(data) keeps data as a float (Value(3).data is 3.0, a float), a
-   non-whole number exactly as given (Value(-2.5).data is -2.5, not -2.0).
-2. grad starts at the float 0.0.
-3. _backward of a new Value is a no-op returning None: it changes nothing.
-4. _prev is the set of the children it was given (a reused child once);
-   _op is the label it was given, '' by default.
-5. repr(v) is 'Value(data=..., grad=...)'.
-6. A non-number (a str, None, a list) is a TypeError that names its type."""
+- [data-is-a-float] Value(data) keeps data as a float (Value(3).data is 3.0, a float), a
+  non-whole number exactly as given (Value(-2.5).data is -2.5, not -2.0).
+- [grad-starts-at-zero] grad starts at the float 0.0.
+- [leaf-rule-is-a-no-op] _backward of a new Value is a no-op returning None: it changes nothing.
+- [children-and-label] _prev is the set of the children it was given (a reused child once);
+  _op is the label it was given, '' by default.
+- [repr] repr(v) is 'Value(data=..., grad=...)'.
+- [non-number-refused] A non-number (a str, None, a list) is a TypeError that names its type."""
 import pytest
 
 from autograd_kata.core.i18n import t

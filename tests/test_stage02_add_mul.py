@@ -2,13 +2,13 @@
 
 The contract, clause by clause (one test each):
 
-1. a + b is a new Value with data a.data + b.data; a * b one with a.data * b.data.
-2. The new node's _prev is {a, b} and its _op is '+' or '*'.
-3. Its _backward hands each parent its share, local derivative times out.grad:
-   out.grad for both parents of +; b.data * out.grad to a and a.data * out.grad
-   to b for *, also when an operand is 0 (a rule read off the output,
-   out.data / a.data, divides by it).
-4. Building a node changes neither operand (data, grad, _prev).
+- [new-node] a + b is a new Value with data a.data + b.data; a * b one with a.data * b.data.
+- [parents-and-label] The new node's _prev is {a, b} and its _op is '+' or '*'.
+- [rules-hand-shares] Its _backward hands each parent its share, local derivative times out.grad:
+  out.grad for both parents of +; b.data * out.grad to a and a.data * out.grad
+  to b for *, also when an operand is 0 (a rule read off the output,
+  out.data / a.data, divides by it).
+- [operands-untouched] Building a node changes neither operand (data, grad, _prev).
 
 The rules are tested by hand: set out.grad (never 1, so a missing `* out.grad`
 shows), call out._backward(), and read the parents' grads.  Every graph here

@@ -2,23 +2,23 @@
 
 The contract, clause by clause:
 
-1. _lift(x) gives x itself for a Value, a new leaf Value(x) for an int or
-   float, and NotImplemented for anything else.
-2. v + n, v * n, n + v, n * v (n a plain number) are ordinary '+' / '*'
-   nodes whose _prev holds v and one constant leaf Value(n); the gradient
-   reaches v.
-3. -v is a graph op (v times the constant -1): v stays reachable and gets
-   -out.grad.
-4. v - w is v + (-w), v - n and n - v likewise (n - v is not v - n); every
-   operand is left as it was.
-5. Constants, reflected ops and negation compose: the gradient of a longer
-   expression matches central differences.
-6. An unsupported operand (v + "a", "a" + v, None * v) is a TypeError, and
-   Python's own: __add__ and __mul__ return NotImplemented for it, so Python
-   asks the other operand (v + x calls x.__radd__(v), v * x x.__rmul__(v))
-   and, when that fails too, raises the TypeError itself.  Any TypeError
-   Python gives passes ('a' + v with __radd__ = __add__ says "can only
-   concatenate str").
+- [lift] _lift(x) gives x itself for a Value, a new leaf Value(x) for an int or
+  float, and NotImplemented for anything else.
+- [constants-join] v + n, v * n, n + v, n * v (n a plain number) are ordinary '+' / '*'
+  nodes whose _prev holds v and one constant leaf Value(n); the gradient
+  reaches v.
+- [negation] -v is a graph op (v times the constant -1): v stays reachable and gets
+  -out.grad.
+- [subtraction] v - w is v + (-w), v - n and n - v likewise (n - v is not v - n); every
+  operand is left as it was.
+- [composition] Constants, reflected ops and negation compose: the gradient of a longer
+  expression matches central differences.
+- [unsupported-operands] An unsupported operand (v + "a", "a" + v, None * v) is a TypeError, and
+  Python's own: __add__ and __mul__ return NotImplemented for it, so Python
+  asks the other operand (v + x calls x.__radd__(v), v * x x.__rmul__(v))
+  and, when that fails too, raises the TypeError itself.  Any TypeError
+  Python gives passes ('a' + v with __radd__ = __add__ says "can only
+  concatenate str").
 
 Every test touches something this stage writes (_lift, __neg__, __radd__,
 __rmul__, __sub__, __rsub__); v + w alone was already stage 2.  Gradients are

@@ -3,19 +3,19 @@ exp, relu, ** and /.
 
 The contract, clause by clause:
 
-1. x.tanh(), x.exp(), x.relu(), x ** n are new nodes with the one parent x
-   and the labels 'tanh', 'exp', 'ReLU', f'**{n}'; their data is math.tanh,
-   math.exp, max(x, 0), x.data ** n.
-2. Each rule hands x its local slope times out.grad: 1 - t*t (t the output),
-   e^x (the output), 1 above 0 and 0 at or below 0 (as PyTorch), n*x**(n-1).
-3. At the edges the numbers stay numbers: tanh of +-50 or +-800 is +-1 with
-   slope exactly 0; e^-1000 is 0 with slope 0; e^1000 raises OverflowError as
-   math.exp does; x**2, x**3 at 0 have slope 0, x**1 slope 1, x**0 slope 0.
-4. A Value exponent is a TypeError of __pow__'s own (not Python's for
-   float ** Value) whose message names the type Value, in any language.
-5. a / b is a * b**-1, n / v is n * v**-1 (graph ops, so both slopes flow);
-   dividing by Value(0) raises ZeroDivisionError.
-6. The ops compose: the gradient of a formula matches central differences.
+- [new-nodes] x.tanh(), x.exp(), x.relu(), x ** n are new nodes with the one parent x
+  and the labels 'tanh', 'exp', 'ReLU', f'**{n}'; their data is math.tanh,
+  math.exp, max(x, 0), x.data ** n.
+- [slopes] Each rule hands x its local slope times out.grad: 1 - t*t (t the output),
+  e^x (the output), 1 above 0 and 0 at or below 0 (as PyTorch), n*x**(n-1).
+- [edges] At the edges the numbers stay numbers: tanh of +-50 or +-800 is +-1 with
+  slope exactly 0; e^-1000 is 0 with slope 0; e^1000 raises OverflowError as
+  math.exp does; x**2, x**3 at 0 have slope 0, x**1 slope 1, x**0 slope 0.
+- [value-exponent-refused] A Value exponent is a TypeError of __pow__'s own (not Python's for
+  float ** Value) whose message names the type Value, in any language.
+- [division] a / b is a * b**-1, n / v is n * v**-1 (graph ops, so both slopes flow);
+  dividing by Value(0) raises ZeroDivisionError.
+- [composition] The ops compose: the gradient of a formula matches central differences.
 
 Gradients are checked without backward() (that is stage 5): the test sets the
 output's grad to an upstream value that is never 1 and runs the node's own

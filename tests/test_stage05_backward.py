@@ -2,15 +2,15 @@
 
 The contract, clause by clause:
 
-1. root.topological_order() is a list of every node the root depends on
-   (the leaves and the root itself included), each node once, every node
-   after all of its inputs; the root comes last.
-2. It needs no recursion: a 100,000-op chain works with the default
-   recursion limit, and the limit is left as it was.
-3. backward() seeds root.grad = 1.0, then runs every node's _backward once,
-   outputs first, so every node (interior ones too) ends with d(root)/d(node).
-4. backward() of a lone leaf gives it grad 1.0.
-5. backward() agrees with central differences on a mixed expression.
+- [order] root.topological_order() is a list of every node the root depends on
+  (the leaves and the root itself included), each node once, every node
+  after all of its inputs; the root comes last.
+- [no-recursion] It needs no recursion: a 100,000-op chain works with the default
+  recursion limit, and the limit is left as it was.
+- [every-rule-once] backward() seeds root.grad = 1.0, then runs every node's _backward once,
+  outputs first, so every node (interior ones too) ends with d(root)/d(node).
+- [lone-leaf] backward() of a lone leaf gives it grad 1.0.
+- [central-differences] backward() agrees with central differences on a mixed expression.
 
 Each graph is walked back exactly once (later stage modules refuse a second
 pass).  The graphs whose gradients are checked use every node once (trees):

@@ -2,16 +2,16 @@
 
 The contract, clause by clause:
 
-1. Every gradient rule (+, *, tanh, exp, relu, **: the operations table's rules) adds its
-   share into what a parent already holds: run on its own, a rule leaves parent.grad = before +
-   share (tested by hand, one rule at a time).
-2. A node reached along several paths (a*a, a+a, a*a*a, a diamond with
-   distinct parents, an interior node used three times) ends with the sum
-   of every path's share, whatever rule delivers the last share.
-3. A leaf used by two losses keeps the first loss's share through the second
-   backward(): backward() adds into leaf grads and never resets them.
-4. With reuse everywhere, backward() still agrees with PyTorch (micrograd's
-   README example) and with central differences.
+- [rules-add] Every gradient rule (+, *, tanh, exp, relu, **: the operations table's rules) adds its
+  share into what a parent already holds: run on its own, a rule leaves parent.grad = before +
+  share (tested by hand, one rule at a time).
+- [paths-sum] A node reached along several paths (a*a, a+a, a*a*a, a diamond with
+  distinct parents, an interior node used three times) ends with the sum
+  of every path's share, whatever rule delivers the last share.
+- [leaf-grads-kept] A leaf used by two losses keeps the first loss's share through the second
+  backward(): backward() adds into leaf grads and never resets them.
+- [agrees-with-pytorch] With reuse everywhere, backward() still agrees with PyTorch (micrograd's
+  README example) and with central differences.
 
 Stages 2 to 5 never reuse a node, so rules that assign (=) passed them; here
 every graph reuses one.  A failure names "the X rule assigns (=)" only when

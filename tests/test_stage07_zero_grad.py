@@ -2,23 +2,23 @@
 
 The contract, clause by clause:
 
-1. Module().parameters() is []; model.zero_grad() sets the grad of every
-   parameter (through self.parameters()) to the float 0.0 and leaves the
-   data alone.
-2. Leaf grads add up from one backward() to the next, through fresh graphs,
-   until zero_grad(); backward() on a leaf root adds 1 to what it holds.
-3. backward() releases the whole graph it walked: another backward() through
-   any part of it raises RuntimeError naming retain_graph=True, whichever way
-   it is reached - a second plain call, retain_graph=True after a release,
-   a new root built on the released root, a new root built on an interior
-   node of the released graph.
-4. A refused backward() changes no grad and no data: it refuses first.
-5. backward(retain_graph=True) keeps the graph: a second pass adds exactly
-   one more copy of each leaf gradient (PyTorch's 1 -> 2, not micrograd's
-   1 -> 3), each interior node holds d(root)/d(node) once; the next plain
-   pass works and releases; a third raises.
-6. A gradient-descent fit converges with zero_grad() every step and visibly
-   fails without it.
+- [zero-grad] Module().parameters() is []; model.zero_grad() sets the grad of every
+  parameter (through self.parameters()) to the float 0.0 and leaves the
+  data alone.
+- [grads-add-up] Leaf grads add up from one backward() to the next, through fresh graphs,
+  until zero_grad(); backward() on a leaf root adds 1 to what it holds.
+- [graph-released] backward() releases the whole graph it walked: another backward() through
+  any part of it raises RuntimeError naming retain_graph=True, whichever way
+  it is reached - a second plain call, retain_graph=True after a release,
+  a new root built on the released root, a new root built on an interior
+  node of the released graph.
+- [refuses-first] A refused backward() changes no grad and no data: it refuses first.
+- [retain-graph] backward(retain_graph=True) keeps the graph: a second pass adds exactly
+  one more copy of each leaf gradient (PyTorch's 1 -> 2, not micrograd's
+  1 -> 3), each interior node holds d(root)/d(node) once; the next plain
+  pass works and releases; a third raises.
+- [fit-needs-zero-grad] A gradient-descent fit converges with zero_grad() every step and visibly
+  fails without it.
 
 Code that defines a Module subclass runs @in_engine (where the engine lives)
 and hands back plain numbers."""

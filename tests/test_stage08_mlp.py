@@ -2,25 +2,25 @@
 
 The contract, clause by clause:
 
-1. Neuron(nin) has nin weights in .w drawn from rng.uniform(-1, 1) and a
-   bias .b = Value(0.0); it computes relu(w . x + b), or w . x + b with
-   nonlin=False; gradients reach every weight and the bias.
-2. Layer(nin, nout) keeps nout neurons in .neurons and returns a list with
-   one output per neuron, always a list (even of one).
-3. MLP(nin, nouts) keeps its layers in .layers: ReLU hidden layers, a linear
-   last layer; it returns one Value for one output, else a list; a 1-wide
-   hidden layer works; parameters() lists every weight and bias once
-   (MLP(3, [4, 4, 1]) has 41).
-4. MLP(..., seed=s) draws every weight from random.Random(s): the same seed
-   gives the same weights (seed=0 too: 0 is a seed, only None is none),
-   another seed others, and the global random module's state is left alone.
-5. A wrong input length raises ValueError (zip(..., strict=True)), and so do
-   inputs and targets of different lengths in train().
-6. train(model, xs, ys, steps, lr) returns one float loss per step, the mean
-   squared error measured before the step's update; each step's backward()
-   starts from zero grads (however that is done), the first step's too when
-   the model already holds gradients, and every parameter moves by
-   -lr * grad; the loss falls.
+- [neuron] Neuron(nin) has nin weights in .w drawn from rng.uniform(-1, 1) and a
+  bias .b = Value(0.0); it computes relu(w . x + b), or w . x + b with
+  nonlin=False; gradients reach every weight and the bias.
+- [layer] Layer(nin, nout) keeps nout neurons in .neurons and returns a list with
+  one output per neuron, always a list (even of one).
+- [mlp] MLP(nin, nouts) keeps its layers in .layers: ReLU hidden layers, a linear
+  last layer; it returns one Value for one output, else a list; a 1-wide
+  hidden layer works; parameters() lists every weight and bias once
+  (MLP(3, [4, 4, 1]) has 41).
+- [seed] MLP(..., seed=s) draws every weight from random.Random(s): the same seed
+  gives the same weights (seed=0 too: 0 is a seed, only None is none),
+  another seed others, and the global random module's state is left alone.
+- [lengths-checked] A wrong input length raises ValueError (zip(..., strict=True)), and so do
+  inputs and targets of different lengths in train().
+- [train] train(model, xs, ys, steps, lr) returns one float loss per step, the mean
+  squared error measured before the step's update; each step's backward()
+  starts from zero grads (however that is done), the first step's too when
+  the model already holds gradients, and every parameter moves by
+  -lr * grad; the loss falls.
 
 Weights are set by hand where a test needs exact numbers: a Neuron keeps its
 weights in .w and its bias in .b, a Layer its neurons in .neurons, an MLP its

@@ -82,6 +82,20 @@ def run_kata(capsys, *argv):
     return code, out, err
 
 
+def kata_copy(tmp_path: Path, monkeypatch, unset=()) -> Path:
+    """A throwaway kata from this repository (stubs, reference, tests, their configuration)
+    as the working directory, with the environment variables ``unset`` removed."""
+    root = tmp_path / "kata"
+    for name in ("exercises", "solutions", "tests"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conftest.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, root / name)
+    monkeypatch.chdir(root)
+    for var in unset:
+        monkeypatch.delenv(var, raising=False)
+    return root
+
+
 def fresh_copy(template: Path, tmp_path: Path, monkeypatch, unset=()) -> Path:
     """A copy of ``template`` to break freely, as the working directory, with the
     environment variables ``unset`` removed for the test."""

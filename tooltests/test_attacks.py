@@ -388,7 +388,9 @@ def test_every_attack_gains_nothing_through_run_autograder(tmp_path, autograder)
 
 
 @as_root
-def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder):
+def test_a_grader_killed_midway_leaves_no_score(tmp_path, autograder):
+    """Killed midway (Gradescope's own timeout, the OOM killer): no results.json, so no score
+    is published (Gradescope says the autograder failed), and never the forged old one."""
     base = tmp_path / "autograder"
     unpack(autograder, base)
     results = base / "results" / "results.json"
@@ -403,8 +405,7 @@ def test_a_grader_killed_midway_leaves_an_explicit_failure(tmp_path, autograder)
     os.killpg(proc.pid, 9)
     proc.wait()
     pool.sweep()  # what the killed grader could not end
-    data = json.loads(results.read_text())
-    assert data["score"] == 0.0 and "did not finish" in data["output"], data
+    assert not results.exists(), results.read_text()
 
 
 # --- the jail itself, in whatever set-up this run has ------------------------------------------
@@ -656,7 +657,7 @@ def test_a_flood_of_big_messages_gives_a_small_report_and_a_small_grader(tmp_pat
     assert data["score"] == 0 and len(data["stages"]) == 2
     messages = [t["message"] for g in data["stages"] for t in g["tests"]]
     assert max(map(len, messages)) <= 4100 and any("cut" in m for m in messages)
-    # README, "What is guaranteed": a report of 2 stages under 100 KB (8 stages: under 400 KB),
+    # docs/instructors.md, "What is guaranteed": a report under 50 KB a stage (these 2: 100 KB),
     # and no grading process over 150 MiB, whatever the sandbox sends
     assert size < 100_000, size
     assert max_rss_mib < 150, max_rss_mib

@@ -354,9 +354,9 @@ def test_the_cli_always_writes_its_report(tmp_path):
     missing = tmp_path / "report.json"
     proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--submission", str(tmp_path / "nowhere"),
                 "--format", "json", "--out", str(missing)], cwd=ROOT)
-    assert proc.returncode == 1
+    assert proc.returncode == 3, "nothing could be graded: not graded, not 'graded, not full marks'"
     data = json.loads(missing.read_text())
-    assert data["score"] == 0 and "not a folder" in data["message"]
+    assert data["graded"] is False and data["score"] is None and "not a folder" in data["message"]
     helptext = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--help"], cwd=ROOT).stdout
     assert "all or nothing per stage" in helptext
 
@@ -388,7 +388,8 @@ def test_the_gradescope_autograder_grades_a_submission(tmp_path):
 
 def test_run_autograder_trusts_only_a_grader_that_says_it_graded(tmp_path):
     """An old results.json is gone before grading starts; a grader that fails (here:
-    no Python at all) leaves the explicit failure, not the old file."""
+    no Python at all) leaves no results.json and exits 1 (Gradescope: "The autograder
+    failed to execute correctly"), never a score, never the old file."""
     zip_path = tmp_path / "autograder.zip"
     assert build_autograder(ROOT, zip_path, out=lambda *a, **k: None) == 0
     base = tmp_path / "autograder"
@@ -397,10 +398,9 @@ def test_run_autograder_trusts_only_a_grader_that_says_it_graded(tmp_path):
     results = base / "results" / "results.json"
     results.write_text(json.dumps({"score": 100.0, "output": "left from before", "tests": []}))
     proc = run(["bash", str(script)], cwd=base, env={"KATA_AUTOGRADER_ROOT": str(base), "KATA_PYTHON": "false"})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(results.read_text())
-    assert data["score"] == 0.0 and "The autograder failed (kata grade exit status 1)" in data["output"]
-    assert list((base / "results").iterdir()) == [results]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "The autograder failed (kata grade exit status 1)" in proc.stderr
+    assert list((base / "results").iterdir()) == []
 
 
 def test_the_readmes_try_it_locally_recipe_works_word_for_word():

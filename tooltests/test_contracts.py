@@ -1,7 +1,7 @@
 """Every clause of every stage's contract is tested: its smallest wrong implementation fails, by name.
 
-Each stage test module's docstring states the stage's contract as numbered
-clauses.  For every clause, ``CLAUSES`` holds one or more smallest wrong
+Each stage test module's docstring states the stage's contract as named
+clauses (``- [name] what holds``).  For every clause, ``CLAUSES`` holds one or more smallest wrong
 implementations of it: an entry of the classic-mistake catalogue
 (autograd_kata/maintainer/mistakes.py, checked by test_mistakes.py), or an edit
 of the reference listed here.  Each edit is made in a scratch copy of the kata
@@ -38,110 +38,113 @@ class Edit:
 
 CATALOGUE = {m.id for m in MISTAKES}
 
-#: (stage, clause number) -> the smallest wrong implementations: catalogue ids or Edits
-CLAUSES: dict[tuple[int, int], list] = {
-    (1, 1): ["data-kept-as-given",
+#: (stage, clause name) -> the smallest wrong implementations: catalogue ids or Edits.  A clause is
+#: known by the name its docstring gives it (``- [name] ...``), so a clause added before it renames nothing
+CLAUSES: dict[tuple[int, str], list] = {
+    (1, "data-is-a-float"): ["data-kept-as-given",
              Edit("data-truncated", 1, "keeps only the whole part of the data, float(int(data))",
                   "self.data = float(data)", "self.data = float(int(data))", "a non-whole number is kept exactly")],
-    (1, 2): ["grad-starts-as-int"],
-    (1, 3): [Edit("leaf-rule-returns", 1, "the leaf's _backward returns 0.0",
+    (1, "grad-starts-at-zero"): ["grad-starts-as-int"],
+    (1, "leaf-rule-is-a-no-op"): [Edit("leaf-rule-returns", 1, "the leaf's _backward returns 0.0",
                   '    """A leaf was made from nothing, so it has no one to pass a gradient to."""\n',
                   '    """A leaf was made from nothing, so it has no one to pass a gradient to."""\n    return 0.0\n',
                   "a leaf's rule is a no-op returning None")],
-    (1, 4): ["prev-is-a-tuple",
+    (1, "children-and-label"): ["prev-is-a-tuple",
              Edit("op-dropped", 1, "never stores the label", "self._op = _op ", "self._op = '' ",
                   "_op keeps the label it was given")],
-    (1, 5): [Edit("repr-data-only", 1, "repr shows only the data",
+    (1, "repr"): [Edit("repr-data-only", 1, "repr shows only the data",
                   'return f"Value(data={self.data}, grad={self.grad})"', 'return f"Value({self.data})"',
                   "__repr__ returns 'Value(data=..., grad=...)'")],
-    (1, 6): ["no-type-check",
+    (1, "non-number-refused"): ["no-type-check",
              Edit("type-error-unnamed", 1, "raises TypeError without naming the type",
                   'raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")',
                   'raise TypeError("Value() takes an int or float")',
                   "which does not name the type")],
-    (2, 1): [Edit("add-subtracts", 2, "__add__ computes the difference",
+    (2, "new-node"): [Edit("add-subtracts", 2, "__add__ computes the difference",
                   "out = Value(self.data + other.data, (self, other), '+')",
                   "out = Value(self.data - other.data, (self, other), '+')", "__add__ adds the two data")],
-    (2, 2): [Edit("add-unlabelled", 2, "__add__ leaves the label empty",
+    (2, "parents-and-label"): [Edit("add-unlabelled", 2, "__add__ leaves the label empty",
                   "out = Value(self.data + other.data, (self, other), '+')",
                   "out = Value(self.data + other.data, (self, other))", "label the node '+'")],
-    (2, 3): ["add-forgets-upstream", "mul-forgets-upstream", "mul-swapped-partials", "add-passes-the-data"],
-    (2, 4): [Edit("mul-adopts-the-operand", 2, "__mul__ records other as a parent of self too",
+    (2, "rules-hand-shares"): ["add-forgets-upstream", "mul-forgets-upstream", "mul-swapped-partials",
+                               "add-passes-the-data"],
+    (2, "operands-untouched"): [Edit("mul-adopts-the-operand", 2, "__mul__ records other as a parent of self too",
                   "        out = Value(self.data * other.data, (self, other), '*')\n",
                   "        self._prev.add(other)\n        out = Value(self.data * other.data, (self, other), '*')\n",
                   "operands stay leaves")],
-    (3, 1): ["lift-raises"],
-    (3, 2): [Edit("radd-swaps-to-sub", 3, "__radd__ subtracts", "        return self + other\n",
+    (3, "lift"): ["lift-raises"],
+    (3, "constants-join"): [Edit("radd-swaps-to-sub", 3, "__radd__ subtracts", "        return self + other\n",
                   "        return self - other\n", "2 + v: Python calls v.__radd__(2)")],
-    (3, 3): ["neg-detached"],
-    (3, 4): ["rsub-operands-swapped", "sub-forgets-to-negate"],
-    (3, 5): ["neg-detached"],
-    (3, 6): ["lift-raises",
+    (3, "negation"): ["neg-detached"],
+    (3, "subtraction"): ["rsub-operands-swapped", "sub-forgets-to-negate"],
+    (3, "composition"): ["neg-detached"],
+    (3, "unsupported-operands"): ["lift-raises",
              Edit("mul-raises-for-unsupported", 3, "__mul__ raises a TypeError itself, not NotImplemented",
                   "        if other is NotImplemented:\n            return NotImplemented\n"
                   "        out = Value(self.data * other.data, (self, other), '*')\n",
                   "        if other is NotImplemented:\n            raise TypeError('numbers only')\n"
                   "        out = Value(self.data * other.data, (self, other), '*')\n",
                   "v * Other() raised TypeError")],
-    (4, 1): [Edit("tanh-unlabelled", 4, "labels tanh 't'", "out = Value(t, (self,), 'tanh')",
+    (4, "new-nodes"): [Edit("tanh-unlabelled", 4, "labels tanh 't'", "out = Value(t, (self,), 'tanh')",
                   "out = Value(t, (self,), 't')", "label the node 'tanh'")],
-    (4, 2): ["tanh-slope-from-input", "exp-slope-from-input", "relu-slope-one-at-zero", "pow-exponent-off-by-one"],
-    (4, 3): ["tanh-slope-via-cosh", "tanh-via-exp", "pow-slope-via-division", "exp-overflow-to-inf"],
-    (4, 4): [Edit("pow-accepts-anything", 4, "never checks the exponent",
+    (4, "slopes"): ["tanh-slope-from-input", "exp-slope-from-input", "relu-slope-one-at-zero",
+                    "pow-exponent-off-by-one"],
+    (4, "edges"): ["tanh-slope-via-cosh", "tanh-via-exp", "pow-slope-via-division", "exp-overflow-to-inf"],
+    (4, "value-exponent-refused"): [Edit("pow-accepts-anything", 4, "never checks the exponent",
                   "        if not isinstance(exponent, (int, float)):\n",
                   "        if False:\n", "which does not say the problem is the exponent"),
              Edit("pow-error-unnamed", 4, "raises a TypeError that never names the exponent's type",
                   'f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "',
                   'f"the exponent must be an int or float "', "which does not say the problem is the exponent")],
-    (4, 5): ["rtruediv-operands-swapped", "truediv-detached"],
-    (4, 6): ["tanh-slope-from-input"],
-    (5, 1): ["no-visited-set", "outputs-before-inputs", "order-reversed-twice-over"],
-    (5, 2): ["recursive-topological-sort", "recursion-limit-raised"],
-    (5, 3): ["root-not-seeded", "no-reverse"],
-    (5, 4): [Edit("leaf-root-unseeded", 5, "seeds the root only when it has parents",
+    (4, "division"): ["rtruediv-operands-swapped", "truediv-detached"],
+    (4, "composition"): ["tanh-slope-from-input"],
+    (5, "order"): ["no-visited-set", "outputs-before-inputs", "order-reversed-twice-over"],
+    (5, "no-recursion"): ["recursive-topological-sort", "recursion-limit-raised"],
+    (5, "every-rule-once"): ["root-not-seeded", "no-reverse"],
+    (5, "lone-leaf"): [Edit("leaf-root-unseeded", 5, "seeds the root only when it has parents",
                   "        self.grad = 1.0  # d(self)/d(self)\n",
                   "        if self._prev:\n            self.grad = 1.0\n", "dx/dx = 1")],
-    (5, 5): ["no-reverse"],
+    (5, "central-differences"): ["no-reverse"],
     # every rule of the operations table, assigning (=): test_every_rule_assigning_is_a_mistake
-    (6, 1): [f"{op.name}-rule-assigns" for op in rules()],
-    (6, 2): ["mul-rule-assigns", "add-rule-assigns"],
-    (6, 3): ["backward-zeroes-every-grad"],
-    (6, 4): ["pow-rule-assigns"],
-    (7, 1): ["zero-grad-skips-the-last", "zero-grad-sets-int",
+    (6, "rules-add"): [f"{op.name}-rule-assigns" for op in rules()],
+    (6, "paths-sum"): ["mul-rule-assigns", "add-rule-assigns"],
+    (6, "leaf-grads-kept"): ["backward-zeroes-every-grad"],
+    (6, "agrees-with-pytorch"): ["pow-rule-assigns"],
+    (7, "zero-grad"): ["zero-grad-skips-the-last", "zero-grad-sets-int",
              Edit("zero-grad-zeroes-data", 7, "zero_grad() resets the data too",
                   "        for p in self.parameters():\n            p.grad = 0.0\n",
                   "        for p in self.parameters():\n            p.grad = 0.0\n            p.data = 0.0\n",
                   "zero_grad() forgets gradients only")],
-    (7, 2): ["leaf-root-seeded-with-equals",
+    (7, "grads-add-up"): ["leaf-root-seeded-with-equals",
              Edit("backward-resets-leaves", 7, "backward() zeroes the leaves' grads too",
                   "            if node._prev:\n                node.grad = 0.0  # interior",
                   "            if True:\n                node.grad = 0.0  # interior",
                   "backward() adds into leaf grads and never resets them")],
-    (7, 3): ["second-backward-accepted", "release-of-the-root-only",
+    (7, "graph-released"): ["second-backward-accepted", "release-of-the-root-only",
              Edit("retain-skips-the-check", 7, "skips the released-graph check when retain_graph=True",
                   "            if node._backward is _spent:\n",
                   "            if not retain_graph and node._backward is _spent:\n",
                   "retain_graph=True asked for too late")],
-    (7, 4): ["refuses-too-late", "release-checked-on-the-root-only"],
-    (7, 5): ["micrograd-one-to-three",
+    (7, "refuses-first"): ["refuses-too-late", "release-checked-on-the-root-only"],
+    (7, "retain-graph"): ["micrograd-one-to-three",
              Edit("retain-graph-ignored", 7, "releases the graph even with retain_graph=True",
                   "            if node._prev and not retain_graph:\n", "            if node._prev:\n",
                   "backward(retain_graph=True) keeps the graph")],
-    (7, 6): ["zero-grad-skips-the-last"],
-    (8, 1): ["no-hidden-relu",
+    (7, "fit-needs-zero-grad"): ["zero-grad-skips-the-last"],
+    (8, "neuron"): ["no-hidden-relu",
              Edit("bias-drawn-at-random", 8, "draws the bias at random too",
                   "        self.b = Value(0.0)\n", "        self.b = Value(rng.uniform(-1, 1))\n",
                   "the bias starts at 0.0")],
-    (8, 2): ["one-output-unwrapped-per-layer"],
-    (8, 3): ["last-layer-relu",
+    (8, "layer"): ["one-output-unwrapped-per-layer"],
+    (8, "mlp"): ["last-layer-relu",
              Edit("parameters-without-bias", 8, "a neuron's parameters() leaves out the bias",
                   "        return self.w + [self.b]\n", "        return self.w\n",
                   "one weight per input plus one bias")],
-    (8, 4): ["seed-ignored", "seed-reseeds-the-global-random", "seed-zero-taken-for-none"],
-    (8, 5): ["zip-truncates",
+    (8, "seed"): ["seed-ignored", "seed-reseeds-the-global-random", "seed-zero-taken-for-none"],
+    (8, "lengths-checked"): ["zip-truncates",
              Edit("train-zip-truncates", 8, "train() zips inputs and targets without strict=True",
                   "zip(xs, ys, strict=True)", "zip(xs, ys)", "3 inputs but 2 targets")],
-    (8, 6): ["train-no-zero-grad", "train-zeroes-after-the-step", "train-climbs-the-gradient",
+    (8, "train"): ["train-no-zero-grad", "train-zeroes-after-the-step", "train-climbs-the-gradient",
              "train-keeps-the-loss-value", "train-sums-the-loss"],
 }
 
@@ -179,30 +182,34 @@ RIGHT = [
 EDITS = [e for entries in CLAUSES.values() for e in entries if isinstance(e, Edit)]
 
 
-def clauses_of(number: int) -> list[int]:
-    """The clause numbers in the docstring of stage ``number``'s test module."""
+#: a clause of a stage's contract, in its test module's docstring: ``- [name] what holds``
+CLAUSE = re.compile(r"^- \[([a-z0-9-]+)\] ", flags=re.MULTILINE)
+
+
+def clauses_of(number: int) -> list[str]:
+    """The clause names in the docstring of stage ``number``'s test module, in order."""
     path = ROOT / stage(number).test_file
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return [int(n) for n in re.findall(r"^(\d+)\. ", doc, flags=re.MULTILINE)]
+    return CLAUSE.findall(doc)
 
 
 def test_every_clause_of_every_stage_has_a_smallest_wrong_implementation():
     for s in STAGES:
-        numbers = clauses_of(s.number)
-        assert numbers, f"{s.test_file}: its docstring states no numbered contract clauses"
-        assert numbers == list(range(1, len(numbers) + 1)), f"{s.test_file}: clauses numbered {numbers}"
-        for n in numbers:
-            assert CLAUSES.get((s.number, n)), f"stage {s.number} clause {n} has no wrong implementation in CLAUSES"
-    stated = {(s.number, n) for s in STAGES for n in clauses_of(s.number)}
+        names = clauses_of(s.number)
+        assert names, f"{s.test_file}: its docstring states no contract clauses ('- [name] what holds')"
+        assert len(set(names)) == len(names), f"{s.test_file}: a clause name is given twice: {names}"
+        for name in names:
+            assert CLAUSES.get((s.number, name)), \
+                f"stage {s.number} clause [{name}] has no wrong implementation in CLAUSES of {__file__}"
+    stated = {(s.number, name) for s in STAGES for name in clauses_of(s.number)}
     assert set(CLAUSES) <= stated, f"CLAUSES names clauses no docstring states: {sorted(set(CLAUSES) - stated)}"
     for entries in CLAUSES.values():
         for entry in entries:
             assert isinstance(entry, Edit) or entry in CATALOGUE, f"{entry!r} is no catalogued mistake"
 
 
-
 def test_every_rule_assigning_is_a_mistake():
-    """Stage 6's first clause covers every rule of the operations table: each has its
+    """Stage 6's clause [rules-add] covers every rule of the operations table: each has its
     `<name>-rule-assigns` mistake in the catalogue, so a new rule gets its wrong twin."""
     missing = [f"{op.name}-rule-assigns" for op in rules() if f"{op.name}-rule-assigns" not in CATALOGUE]
     assert not missing, (

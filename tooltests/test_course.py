@@ -489,6 +489,9 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     (checkout / "exercises").mkdir(parents=True)
     (checkout / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
     (checkout / "tests").mkdir()  # a student's own "tests" grade nothing
+    breakout = checkout / "x```\n## full marks\n```" / stage(2).source("exercises").split("/")[1]
+    breakout.parent.mkdir()  # a path that would close the release body's code block and add a heading
+    breakout.write_text(stub(2), encoding="utf-8")
     (checkout / "tests" / "test_stage02_add_mul.py").write_text("def test_ok():\n    pass\n")
     env = {"KATA_PYTHON": sys.executable, "CLASSROOM": "ml-101", "ASSIGNMENT": "kata", "OWNER": "ada",
            "SUBMISSION_TAG": "submit/2026-12-01T10-00-00Z-abc1234", "COMMIT_URL": "https://github.com/o/r/commit/abc",
@@ -507,11 +510,17 @@ def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents
     assert [t["test-name"] for t in tests] == [f"Stage {s.number}: {s.title}" for s in STAGES]
     for t in tests:
         assert isinstance(t["passed"], bool) and type(t["score"]) is int and type(t["max-score"]) is int
-    assert result["score"] == sum(t["score"] for t in tests) == 10
-    assert result["max-score"] == sum(t["max-score"] for t in tests) == 100
-    assert [t["passed"] for t in tests] == [True] + [False] * 7
+    first, total = STAGES[0].points, sum(s.points for s in STAGES)  # stage 1 solved, the others stubs
+    assert result["score"] == sum(t["score"] for t in tests) == first
+    assert result["max-score"] == sum(t["max-score"] for t in tests) == total
+    assert [t["passed"] for t in tests] == [s is STAGES[0] for s in STAGES]
     body = (checkout / "release-body.md").read_text(encoding="utf-8")
-    assert body.startswith("## kata grade\n\n**10/100**") and "hidden_seed" not in body
+    assert body.startswith(f"## kata grade\n\n**{first}/{total}**") and "hidden_seed" not in body
+    lines = body.splitlines()
+    fence = lines[4]
+    assert re.fullmatch("````+", fence) and lines[-1] == fence, "a fence longer than the path's ```"
+    assert all(fence not in line for line in lines[5:-1]) and "x```\\x0a## full marks" in body
+    assert [line for line in lines if line.startswith("#")] == ["## kata grade"], "no heading breaks out"
     assert "seed" not in json.dumps(result)
 
 

@@ -71,12 +71,6 @@ def layer(name: str) -> tuple[int, str]:
     return 3, parts[1]  # cli, __main__
 
 
-# Existing violations in files this test's author does not own, each named
-# with its files so that whoever owns them can remove the entry.
-KNOWN: dict[tuple[str, str], str] = {}
-KNOWN_CYCLES: dict[tuple[str, ...], str] = {}
-
-
 def upward_imports() -> list[tuple[str, str]]:
     bad = []
     for name, targets in graph().items():
@@ -101,15 +95,9 @@ def test_the_walk_sees_the_layers():
 
 
 def test_no_module_imports_upward_or_across_audiences():
-    bad = [pair for pair in upward_imports() if pair not in KNOWN]
+    bad = upward_imports()
     assert not bad, "imports against the layers (core <- audiences <- cli):\n" + "\n".join(
         f"  {a} imports {b}" for a, b in bad)
-
-
-@pytest.mark.parametrize("pair", sorted(KNOWN) or [pytest.param(None, marks=pytest.mark.skip("none known"))])
-def test_known_upward_imports(pair):
-    if pair in upward_imports():
-        pytest.xfail(KNOWN[pair])  # once fixed this passes; then drop the entry
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -158,14 +146,8 @@ def test_cycles_are_found():
 
 
 def test_the_package_has_no_import_cycle():
-    found = [group for group in cycles(graph()) if tuple(group) not in KNOWN_CYCLES]
+    found = cycles(graph())
     assert not found, "import cycles:\n" + "\n".join("  " + " <-> ".join(group) for group in found)
-
-
-@pytest.mark.parametrize("group", sorted(KNOWN_CYCLES))
-def test_known_cycles(group):
-    if list(group) in cycles(graph()):
-        pytest.xfail(KNOWN_CYCLES[group])  # once fixed this passes; then drop the entry
 
 
 def test_nothing_below_the_top_imports_the_cli_layer():
@@ -182,7 +164,8 @@ def test_nothing_below_the_top_imports_the_cli_layer():
 # platforms, the commands on top.
 STEPS = {
     "classroom (the sandbox, one submission, a class, the platforms)": (
-        "sandbox.seccomp", "sandbox.jailroot", "sandbox.pool", "sandbox.server", "sandbox.jail", "sandbox.remote",
+        "sandbox.seccomp", "sandbox.jailroot", "sandbox.pool", "sandbox.server", "sandbox.confine", "sandbox.reaper",
+        "sandbox.jail", "sandbox.proxy", "sandbox.values", "sandbox.remote",
         "grading.report", "grading.discovery", "grading.folders", "grading.plugin", "grading.judging",
         "grading.formats", "grading.grade", "course.roster", "course.records", "course.outputs", "course.run",
         "release", "platforms.gradescope", "platforms.classroom50", "commands"),
@@ -213,8 +196,37 @@ def test_every_module_of_the_classroom_is_a_step():
 def test_the_split_modules_stay_small(package):
     """A module of the grader's pipeline or of the pictures holds one job: ~300 lines at most."""
     steps = next(v for k, v in STEPS.items() if k.split()[0] == package)
-    steps = [step for step in steps if not step.startswith("sandbox.") and step != "release"]  # issue 27: next
     long = {step: n for step in steps
             if (n := len((PACKAGE / package / f"{step.replace('.', '/')}.py").read_text(encoding="utf-8").splitlines()))
             > 300}
     assert not long, f"modules over 300 lines: {long}"
+
+
+#: the bound on any module of the package: one job a module, readable in one sitting
+MAX_LINES = 350
+#: modules allowed over the bound for now, each with who is shortening it; an entry whose
+#: module has come under the bound fails (drop it), so the list only shrinks
+TEMPORARILY_LONG = {
+    "learner/feel.py": "what kata check shows when a stage passes: one demonstration a module next",
+    "cli.py": "the command table apart from argparse's wording (issue 27)",
+    "core/i18n.py": "the catalogues' reading apart from t() and Text (issue 27)",
+}
+
+
+def lines_of(relative: str) -> int:
+    return len((PACKAGE / relative).read_text(encoding="utf-8").splitlines())
+
+
+def test_no_module_is_over_350_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in sorted(PACKAGE.rglob("*.py"))
+            if "__pycache__" not in p.parts and (n := lines_of(str(p.relative_to(PACKAGE)))) > MAX_LINES}
+    new = {path: n for path, n in long.items() if path not in TEMPORARILY_LONG}
+    assert not new, (f"modules over {MAX_LINES} lines: {new}; split each by its jobs "
+                     f"(docs/maintainers.md, \"Layers\")")
+
+
+@pytest.mark.parametrize("path", sorted(TEMPORARILY_LONG))
+def test_a_long_module_listed_is_still_long(path):
+    assert (PACKAGE / path).is_file(), f"{path} is listed in TEMPORARILY_LONG but is gone: drop the entry"
+    assert lines_of(path) > MAX_LINES, \
+        f"{path} is {lines_of(path)} lines now, within the bound: drop it from TEMPORARILY_LONG"

@@ -120,15 +120,14 @@ def test_help_lists_every_learner_command_and_each_has_its_own_help(capsys):
         assert f"usage: kata {command}" in capsys.readouterr().out
 
 
-def test_help_starts_fast_without_importing_the_heavy_parts():
-    code = ("import time, sys; t = time.perf_counter(); import autograd_kata.cli; p = autograd_kata.cli.parser(); "
-            "print(time.perf_counter() - t); "
+def test_help_imports_none_of_the_heavy_parts():
+    """What keeps ``kata --help`` fast; its time is measured in benchmarks/responsiveness.py."""
+    code = ("import sys; import autograd_kata.cli; p = autograd_kata.cli.parser(); "
             "print(*[m for m in ('autograd_kata.core.runner', 'difflib', 'watchdog', 'xml.etree.ElementTree') "
             "if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30)
-    seconds, heavy = proc.stdout.splitlines()[0], proc.stdout.splitlines()[1:]
-    assert float(seconds) < 0.3
-    assert heavy == [] or heavy == [""]
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [], f"building kata's parser imported {proc.stdout.split()}"
 
 
 # --- status -----------------------------------------------------------------------
@@ -175,10 +174,8 @@ def test_status_answers_from_the_cache_until_a_file_changes(kata, capsys, monkey
     passed, total = tally(rows["2"])
     assert rows["2"].rstrip().endswith("in progress") and 0 < passed < total
     assert out.splitlines()[-1].startswith("Next: finish stage 2 (add and mul)")
-    no_runs(monkeypatch)
-    started = time.perf_counter()
+    no_runs(monkeypatch)  # its time: benchmarks/responsiveness.py
     assert run_kata(capsys, "status")[1] == out
-    assert time.perf_counter() - started < 0.5
 
 
 def test_the_cache_key_covers_the_module_its_tests_and_the_shared_test_code(kata):

@@ -197,13 +197,8 @@ def follow_the_recipe(root: Path) -> None:
             before(root / stage(4).hint_file(lang), anchor, line)
     # 4. a rule's mistake: the rule with = (the label went in with the catalogue entries)
     before(root / "autograd_kata/maintainer/mistakes.py", '    Mistake("pow-rule-assigns", "pow-assigns",', MISTAKE_LOG)
-    # 5. README: the stage table names it; the mistake count
+    # 5. README: the stage table names it
     edit(root / "README.md", "| `tanh`, `exp`, `relu`, `**`, `/` |", "| `tanh`, `exp`, `relu`, `log`, `**`, `/` |")
-    readme = root / "docs" / "maintainers.md"
-    text = readme.read_text(encoding="utf-8")
-    count = re.search(r"\", (\d+) in all\)", text)
-    assert count, "README's mistake count moved: update follow_the_recipe"
-    readme.write_text(text.replace(count[0], f"\", {int(count[1]) + 1} in all)"), encoding="utf-8")
     # and the generated modules
     built = run([sys.executable, "-m", "autograd_kata", "build"], root, timeout=120)
     assert built.returncode == 0, built.stdout + built.stderr
@@ -212,12 +207,12 @@ def follow_the_recipe(root: Path) -> None:
 def test_the_recipe_for_adding_an_operation_is_complete():
     """Every step the recipe test takes is one README names (so the two cannot drift apart)."""
     readme = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
-    recipe = readme[readme.index("**Adding an operation.**"):]
-    recipe = recipe[:recipe.index("\n\n")]
+    recipe = readme[readme.index("## Adding an operation\n"):]
+    recipe = recipe[:recipe.index("\n## ", 1)]
     for named in ("autograd_kata/core/operations.py", "reference/engine.py", "# BEGIN SOLUTION", "# before 6:",
                   "kata build", "tests/test_stageNN_", "autograd_kata/locales/*/stageNN.po", "hints/en", "hints/ja",
                   "-rule-assigns", "autograd_kata/maintainer/mistakes.py", "mistake.<name>-assigns",
-                  "stage table", "mistake count", "tooltests/test_operations.py"):
+                  "stage table", "tooltests/test_operations.py"):
         assert named in recipe, f"README's recipe 'Adding an operation' does not name {named!r}, a step this test takes"
 
 
@@ -262,7 +257,7 @@ def test_adding_log_to_stage_4_by_the_recipe(tmp_path):
         "tooltests/test_contracts.py": "every_rule_assigning or every_clause",
         "tooltests/test_mistakes.py": "fails_its_stage_and_is_named and log",
         "tooltests/test_classroom.py": "class_phrases_are_the_catalogues",
-        "tooltests/test_readme_counts.py": "mistake_count or stage_table",
+        "tooltests/test_readme_counts.py": "no_count or stage_table",
         "tooltests/test_i18n.py": "every_id_is_translated or japanese_in_japanese_and_english_in_english and log",
         "tooltests/test_pytorch_parity.py": "each_op and log",
     }

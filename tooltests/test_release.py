@@ -13,7 +13,9 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import venv
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -248,28 +250,110 @@ def test_the_workflow_verifies_then_installs_once_then_grades_into_junit_and_the
     grades = [i for i, s in enumerate(steps) if "autograd_kata.instructor grade" in s.get("run", "")]
     assert len(installs) == 1 and len(grades) == 1 and check < installs[0] < grades[0], names
     run = steps[grades[0]]["run"]
-    assert "--format junit --out kata-grade.xml" in run and '>> "$GITHUB_STEP_SUMMARY"' in run
+    assert '--format junit --out "$repo/kata-grade.xml"' in run and '>> "$GITHUB_STEP_SUMMARY"' in run
     assert "exit $status" in run, "the job fails unless every stage earned its points"
     keep = steps[-1]
     assert keep["uses"].startswith("actions/upload-artifact@") and keep["with"]["path"] == "kata-grade.xml"
     assert keep["if"] == "always()"
 
 
-def test_the_grading_step_writes_the_job_summary_and_keeps_the_exit_status(released, tmp_path):
-    """The step's shell, with a stand-in for the kata: the table lands in the job summary, in a code block."""
-    _, steps = workflow_steps(released)
-    run = next(s for s in steps if "autograd_kata.instructor grade" in s.get("run", ""))["run"]
-    fake = tmp_path / "bin"
-    (fake / "autograd_kata").mkdir(parents=True)
-    (fake / "autograd_kata" / "__init__.py").write_text("")
-    (fake / "autograd_kata" / "instructor.py").write_text(
-        "import sys\nopen('kata-grade.xml', 'w').write('<testsuites/>')\nprint('total 25/100')\nsys.exit(1)\n")
+def grading_step(copy: Path) -> str:
+    _, steps = workflow_steps(copy)
+    return next(s for s in steps if "autograd_kata.instructor grade" in s.get("run", ""))["run"]
+
+
+def run_step(step: str, repo: Path, tmp_path: Path, path: str = os.environ["PATH"]):
+    """A step's shell as the runner runs it: in the checkout, with its temporary folder and job summary."""
+    runner = tmp_path / "runner-temp"
+    runner.mkdir(exist_ok=True)
     summary = tmp_path / "summary.md"
-    proc = subprocess.run(["bash", "-c", run], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "PYTHONPATH": str(fake)})
-    assert proc.returncode == 1 and "total 25/100" in proc.stdout
-    assert summary.read_text() == "## kata grade\n\n```\ntotal 25/100\n```\n"
-    assert (tmp_path / "kata-grade.xml").read_text() == "<testsuites/>"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "KATA_IMPL")}
+    proc = subprocess.run(["bash", "-c", step], cwd=repo, capture_output=True, text=True, timeout=900, check=False,
+                          env={**env, "PATH": path, "RUNNER_TEMP": str(runner), "GITHUB_STEP_SUMMARY": str(summary)})
+    return proc, runner, summary
+
+
+def test_the_grading_step_writes_the_job_summary_and_keeps_the_exit_status(released, tmp_path):
+    """The step's shell, with a stand-in for python: the installed grader is run isolated (-I) from
+    the runner's temporary folder, the table lands in the job summary in a code block no line of
+    it can close, the JUnit XML in the checkout, and the step fails as the grading did."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nargs = sys.argv[1:]\n"
+        f"json.dump({{'cwd': os.getcwd(), 'args': args}}, open({str(tmp_path / 'called.json')!r}, 'w'))\n"
+        "open(args[args.index('--out') + 1], 'w').write('<testsuites/>')\n"
+        "print('total 25/100')\nprint('   Graded x````/stage01_value.py.')\nsys.exit(1)\n")
+    (fake / "python").chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    proc, runner, summary = run_step(grading_step(released), repo, tmp_path, f"{fake}{os.pathsep}{os.environ['PATH']}")
+    assert proc.returncode == 1 and "total 25/100" in proc.stdout, proc.stdout + proc.stderr
+    assert summary.read_text() == ("## kata grade\n\n`````\ntotal 25/100\n   Graded x````/stage01_value.py.\n"
+                                   "`````\n")
+    called = json.loads((tmp_path / "called.json").read_text())
+    assert called["cwd"] == str(runner), "never from the checkout: nothing in it is on the path"
+    assert called["args"][:3] == ["-I", "-m", "autograd_kata.instructor"], called
+    assert called["args"][called["args"].index("--submission") + 1] == str(repo)
+    assert called["args"][called["args"].index("--tests-from") + 1] == str(repo)
+    assert (repo / "kata-grade.xml").read_text() == "<testsuites/>", "where the artifact step takes it"
+
+
+# a stand-in for the standard library's secrets (the grader imports it): run, it forges a full score
+FORGED_SECRETS = """import os, sys
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "secrets-ran"), "w").close()
+print("total 100/100")
+open("kata-grade.xml", "w").write('<testsuites tests="8" failures="0" errors="0"/>')
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("name, text, why", [
+    ("secrets.py", FORGED_SECRETS, "an importable file"),
+    ("setup.py", "import os\nos.system('echo forged')\n", "a build script"),
+    ("setup.cfg", "[metadata]\nname = x\n", "a build script"),
+    ("sitecustomize.py", "", "an importable file"),
+    ("forged.pth", "import os\n", "an importable file"),
+    ("json/__init__.py", "", "a package"),
+])
+def test_anything_importable_added_at_the_top_is_refused(released, tmp_path, name, text, why):
+    copy = tmp_path / "copy"
+    shutil.copytree(released, copy)
+    (copy / name).parent.mkdir(parents=True, exist_ok=True)
+    (copy / name).write_text(text)
+    (copy / "test").mkdir()  # folders of one's own, and a text file at the top: nothing to import
+    (copy / "test" / "data.txt").write_text("1 2 3\n")
+    (copy / "notes.txt").write_text("my notes\n")
+    proc = verify(copy)
+    top = name.split("/")[0]
+    assert proc.returncode == 1 and "REFUSED" in proc.stdout, proc.stdout
+    assert proc.stdout.count("::error::") == 1, proc.stdout
+    assert f"::error::{top} was added at the top of the repository ({why}" in proc.stdout, proc.stdout
+
+
+def test_the_workflow_grades_what_was_released_whatever_the_top_of_the_repository_holds(
+        released, student_venv, tmp_path):
+    """The untouched stubs and a root secrets.py that forges 100/100 when the grader imports it (as
+    it did when the grading step ran from the checkout): the check refuses it, and the grading
+    step, run anyway, grades the stubs 0/100 without ever running it."""
+    copy = tmp_path / "copy"
+    shutil.copytree(released, copy)
+    (copy / "secrets.py").write_text(FORGED_SECRETS)
+    path = f"{student_venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    old = subprocess.run([str(student_venv / "bin" / "python"), "-m", "autograd_kata.instructor", "grade"],
+                         cwd=copy, capture_output=True, text=True, timeout=120, check=False)
+    assert old.returncode == 0 and "total 100/100" in old.stdout, "the attack, as the old step ran the grader"
+    (copy / "secrets-ran").unlink()
+    (copy / "kata-grade.xml").unlink()
+    assert verify(copy).returncode == 1
+    proc, _, summary = run_step(grading_step(copy), copy, tmp_path, path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert not (copy / "secrets-ran").exists(), "the repository's secrets.py never ran"
+    assert "0/100" in proc.stdout and "100/100" not in proc.stdout, proc.stdout
+    xml = ET.parse(copy / "kata-grade.xml").getroot()
+    assert int(xml.get("failures")) >= len(STAGES) and int(xml.get("tests")) > len(STAGES)
+    assert "0/100" in summary.read_text()
 
 
 def test_the_checksums_are_in_the_workflow_and_in_the_record(released):

@@ -7,10 +7,8 @@ Every test works in a throwaway copy of the kata; most run ``kata`` in this proc
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from autograd_kata import cli
 from autograd_kata.core import explain, manifest, runner, state
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import stage
-from kit import run_kata, stage_test_count
+from kit import kata_copy, run_kata, stage_test_count
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_VARS = ("NO_COLOR", "FORCE_COLOR", "KATA_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "PYTEST_ADDOPTS",
@@ -30,15 +28,7 @@ pytestmark = pytest.mark.timeout(120)  # each test runs pytest in a child proces
 
 @pytest.fixture
 def kata(tmp_path, monkeypatch):
-    root = tmp_path / "kata"
-    for name in ("exercises", "solutions", "tests"):
-        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(ROOT / name, root / name)
-    monkeypatch.chdir(root)
-    for var in ENV_VARS:
-        monkeypatch.delenv(var, raising=False)
-    return root
+    return kata_copy(tmp_path, monkeypatch, ENV_VARS)
 
 
 def kata_child(root, *argv, env=None, **kwargs):
@@ -145,18 +135,16 @@ def test_blocked_plugins_cover_the_reordering_ones_and_an_absent_one_is_harmless
 
 # --- hangs in seconds ------------------------------------------------------------
 
-def test_kata_check_on_an_endless_topological_order_returns_within_5_s_with_the_line(kata):
+def test_kata_check_on_an_endless_topological_order_returns_with_the_line(kata):
+    """The hang is found by the stage's time limit (its time: benchmarks/responsiveness.py)."""
     solve(kata, 5, forgot_to_pop)
-    started = time.monotonic()
     proc = kata_child(kata, "check", "5")
-    took = time.monotonic() - started
     assert proc.returncode == 1
     out = proc.stdout
     loop = line_of(kata, 5, "while stack:")
     spots = [f"exercises/stage05_backward.py:{n}" for n in range(loop, loop + 8)]
     assert any(spot in out for spot in spots), out
     assert "An infinite loop?" in out and "not run: the stage stopped at the first hang" in out
-    assert took < 5, f"kata check 5 took {took:.1f} s"
     assert 5 not in state.known_results([stage(5)], kata) or not state.known_results([stage(5)], kata)[5].ok
 
 

@@ -15,6 +15,10 @@ from __future__ import annotations
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import t
 
+# ``kata grade``'s exit status when the grader itself failed (report.NOT_GRADED): nothing graded,
+# not "graded, not full marks" (1); the platforms' wrappers then report a failed autograder
+NOT_GRADED = 3
+
 
 def _root():
     from autograd_kata.core.manifest import find_root
@@ -82,12 +86,15 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
     except OSError as error:
         print(render(report, "text", lang, timed), end="")  # the scores are not lost, then the refusal says why
         raise Refusal(f"could not write {out}: {error}", code=2, where="grade") from None
+    if not report.graded:
+        return NOT_GRADED  # the grader failed: no grade at all, whatever the report's numbers
     return 0 if report.score == report.max_score else 1
 
 
 def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang, seed, workers, force,
                  student, shard, alone: bool) -> int:
     import os
+    import sys
     from pathlib import Path
 
     from autograd_kata.classroom.course import outputs as class_outputs
@@ -111,19 +118,34 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
 
     def progress(name, record, kept):
         note = " (unchanged, kept)" if kept else ""
-        print(f"{name}: {record['score']}/{record['max_score']}{note}", flush=True)
+        if record.get("graded", True) is False:
+            print(f"{name}: {t('grade.class.not_graded')}", flush=True)
+        else:
+            print(f"{name}: {record['score']}/{record['max_score']}{note}", flush=True)
 
     try:
         records = course.grade_class(class_dir, grader_root, out, stages, progress=progress,
                                      stage_timeout=stage_timeout, jobs=jobs, workers=workers, seed=seed,
                                      force=force, only=student, shard=where, lang=lang)
+    except course.Interrupted as stop:
+        print(t("grade.class.interrupted", out=str(out)), file=sys.stderr, flush=True)
+        return 128 + stop.signum
     except BrokenPipeError:
         raise
     except OSError as error:
         raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
     print(f"wrote {out}, {class_outputs.summary_path(out)} and {class_outputs.reports_dir(out)}/")
-    return 0 if records else 1
+    return _class_status(records, where is not None)
+
+
+def _class_status(records: list[dict], shard: bool) -> int:
+    """``--class``'s (and ``--merge``'s) exit status: NOT_GRADED when the grader failed on some
+    student, 1 when there was no student at all (outside a shard: a wrong folder?), else 0,
+    whatever the students scored (their scores are the CSV's)."""
+    if any(r.get("graded", True) is False for r in records):
+        return NOT_GRADED
+    return 0 if records or shard else 1
 
 
 def _merge(shards, out, lang, alone: bool) -> int:
@@ -144,7 +166,7 @@ def _merge(shards, out, lang, alone: bool) -> int:
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
     print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {class_outputs.summary_path(out)} "
           f"and {class_outputs.reports_dir(out)}/")
-    return 0 if records else 1
+    return _class_status(records, shard=True)  # every shard may be empty: an empty class, merged
 
 
 def help_fields() -> dict[str, str]:

@@ -55,11 +55,14 @@ def grading_workflow(checksums: dict[str, str] | None = None, python: str = "3.1
     """``.github/workflows/kata-grade.yml``: verify the graded files against
     ``checksums`` (path -> sha256, ``.kata-release.json`` among them), install
     once, then grade every stage: the text table in the job summary, JUnit XML
-    as an artifact, and the job's status (success only with every stage's points)."""
+    as an artifact, and the job's status (success only with every stage's points).
+    The check also refuses anything importable added at the top of the repository (a
+    module, a package but the graded folders and exercises/, a ``.pth``, ``setup.*``)."""
     checksums = dict(sorted((checksums or {}).items()))
     folders = sorted({path.split("/", 1)[0] + "/" for path in checksums if "/" in path} - {".github/"})
     verify = fill(template("verify_release.py.tmpl"), checksums=json.dumps(checksums, indent=1),
-                  release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]))
+                  release_file=RELEASE_FILE, workflow=WORKFLOW, folders=json.dumps([f.rstrip("/") for f in folders]),
+                  packages=json.dumps(sorted({f.rstrip("/") for f in folders} | {"exercises"})))
     return fill(template("kata-grade.yml.tmpl"), python=python, verify=_indent(verify, 8).rstrip("\n"),
                 timeout=str(timeout_minutes))
 

@@ -349,8 +349,9 @@ class Text(str):
     catalogue id and fields (some of them messages too).  So a reader in another
     process or language gets data, never prose: ``render(lang)`` says it again in
     another language, ``data()`` is its JSON form and ``Text.load`` reads that
-    back; ``ids()`` are the catalogue ids it is built from.  Joined to other text
-    it becomes a plain ``str`` (and pickles as one)."""
+    back; ``ids()`` are the catalogue ids it is built from.  It pickles as itself,
+    data and all (a ``--class`` worker's report crosses a process pool and is said
+    again in the class's language); joined to other text it becomes a plain ``str``."""
 
     msgid: str
     fields: dict
@@ -361,7 +362,7 @@ class Text(str):
         return text
 
     def __reduce__(self):
-        return str, (str(self),)
+        return Text, (str(self), self.msgid, self.fields)
 
     def render(self, lang: str) -> str:
         return t_in(lang, self.msgid, **{k: v.render(lang) if isinstance(v, Text) else v
@@ -404,6 +405,9 @@ class Joined(Text):
         text = str.__new__(cls, "".join(parts))
         text.msgid, text.fields, text.parts = "", {}, tuple(parts)
         return text
+
+    def __reduce__(self):
+        return Joined, (self.parts,)
 
     def render(self, lang: str) -> str:
         return "".join(p.render(lang) if isinstance(p, Text) else p for p in self.parts)

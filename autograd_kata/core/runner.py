@@ -75,6 +75,10 @@ def child_env(impl: str) -> dict[str, str]:
     # The learner's file may be saved twice within one second at the same size;
     # a cached .pyc keyed by mtime and size would then test the old code.
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # Its output is read back as UTF-8 (``_run_once``), and it must be written so: on Windows
+    # a pipe takes the ANSI code page, which cannot show Japanese, so the child's messages
+    # would fall back to English under a Japanese frame.
+    env["PYTHONIOENCODING"] = "utf-8"
     # The child speaks English: its results are data (each message as catalogue ids), said in
     # the learner's language when read (state.spoken), so one cached result serves every language.
     return {**i18n.child_env(env), i18n.ENV: "en"}
@@ -190,9 +194,11 @@ def _run_once(impl, stages, root, timeout, extra):
         if len(stages) == 1:
             where = hang_location(output, stages[0])
             if "Timeout" in output:  # pytest-timeout's own dump: our child's output, not the learner's words
+                # (its thread method, where there is no SIGALRM: Windows). The learner's line and what
+                # to do next, as a hang in one test says them; never pytest's stack dump.
                 return None, (i18n.t("hang.prefix") + i18n.t("hang.whole_run")
                               + (i18n.t("hang.whole_run_at", where=where) if where else "")
-                              + f"\n{crash}"), "hang"
+                              + "\n" + i18n.t("hang.whole_run_next", n=stages[0].number)), "hang"
         return None, crash, ""
 
 

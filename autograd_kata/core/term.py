@@ -14,13 +14,41 @@ def use_colour(stream=None) -> bool:
 
 def cursor_ok(stream=None) -> bool:
     """Cursor codes (erase a line, clear the screen) only on a terminal that takes
-    them: a tty whose TERM is not ``dumb`` (Emacs' shell, some CI consoles)."""
+    them: a tty whose TERM is not ``dumb`` (Emacs' shell, some CI consoles) and, on
+    Windows, a console that takes escape sequences (``vt_console``)."""
     stream = stream or sys.stdout
     if os.environ.get("TERM") == "dumb":
         return False
     try:
-        return stream.isatty()
+        if not stream.isatty():
+            return False
     except (AttributeError, ValueError):
+        return False
+    return vt_console(stream)
+
+
+ENABLE_VIRTUAL_TERMINAL_PROCESSING = 0x0004
+
+
+def vt_console(stream) -> bool:
+    """Whether ``stream``'s console interprets escape sequences (colour, clearing the screen):
+    always off Windows; on Windows, a console whose VT mode is on or can be turned on
+    (Windows 10 and later; Windows Terminal has it on).  A console that refuses (an old
+    one) gets plain text, never raw ``\033[...`` codes."""
+    if sys.platform != "win32":
+        return True
+    try:
+        import ctypes
+        import msvcrt
+        kernel32 = ctypes.windll.kernel32
+        handle = msvcrt.get_osfhandle(stream.fileno())
+        mode = ctypes.c_uint32()
+        if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
+            return False  # not a console (a pipe, a file)
+        if mode.value & ENABLE_VIRTUAL_TERMINAL_PROCESSING:
+            return True
+        return bool(kernel32.SetConsoleMode(handle, mode.value | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
+    except (AttributeError, OSError, ValueError):
         return False
 
 

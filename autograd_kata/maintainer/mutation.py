@@ -5,13 +5,17 @@ to the reference in ``solutions/`` -- ``+=`` becomes ``=``, ``*`` becomes
 ``/``, ``1 - t * t`` becomes ``1 + t * t`` -- one at a time, and runs the
 stage tests that reach the edited function against each.  A mutant the tests
 do not notice ("survived") is a gradient rule the tests would let a learner
-get wrong.  The bar is every mutant killed, in all eight stage modules (the
-carried-over copies of earlier stages included).
+get wrong.  The bar is every mutant killed, in every stage module (the
+carried-over copies of earlier stages included).  ``kata mutate --stage N``
+gates one stage: mutmut runs only the mutants of stage N's module (a name
+pattern, ``solutions.stageNN_<slug>.*``), which is what a change to one stage
+needs; the full gate (every module) is what CI runs.
 
 ``gate(root)`` always starts from scratch: mutmut's cache keys on the source
 and does not notice edited tests.  It prints killed / survived / timeout /
 no tests per module, every survivor with its diff, and the wall time, and
-returns non-zero unless every mutant was killed.  A mutant that no test can
+returns non-zero unless every mutant was killed.  What the docs say of a run
+is no part of the verdict: no figure of theirs can fail the gate.  A mutant that no test can
 ever kill (an equivalent one) is better removed by rewriting the reference;
 failing that, it is listed with its reason in ``autograd_kata/maintainer/equivalent_mutants.json``,
 and only such a listed mutant may survive.  A listed entry that no longer
@@ -33,8 +37,6 @@ LOG = ".kata/mutation.log"
 
 #: mutmut's words for a mutant's fate; only "killed" passes the gate.
 KILLED = "killed"
-#: the figure README's "Mutation gate" paragraph states; each gate run checks it
-README_FIGURE = r"\((?P<killed>\d+) of (?P<total>\d+) killed\)"
 COLUMNS = ("killed", "survived", "timeout", "no tests", "other")
 
 #: Run mutmut's CLI in this interpreter (``python -m mutmut`` would re-execute
@@ -144,10 +146,10 @@ def matches(entry: dict, mutant: str, diff: str) -> bool:
             and entry["from"].strip() in removed and entry["to"].strip() in added)
 
 
-def table(statuses: dict[str, str]) -> list[list]:
-    """One row per stage module (and a total): module, then a count per column, then total."""
+def table(statuses: dict[str, str], stages=STAGES) -> list[list]:
+    """One row per stage module of ``stages`` (and a total): module, then a count per column, then total."""
     rows: list[list] = []
-    for s in STAGES:
+    for s in stages:
         counts = dict.fromkeys(COLUMNS, 0)
         for name, status in statuses.items():
             if module_of(name) == s.module:
@@ -157,8 +159,15 @@ def table(statuses: dict[str, str]) -> list[list]:
     return rows
 
 
-def gate(root, out=print, max_children: int = 2) -> int:
-    """Run mutmut from scratch on ``solutions/``; 0 only if every mutant is killed."""
+def pattern(number: int) -> str:
+    """The mutmut name pattern of stage ``number``'s mutants: every function of its module."""
+    from autograd_kata.core.manifest import stage
+    return f"solutions.{stage(number).module}.*"
+
+
+def gate(root, out=print, max_children: int = 2, stage: int | None = None) -> int:
+    """Run mutmut from scratch on ``solutions/`` (only stage ``stage``'s module when given);
+    0 only if every mutant run is killed."""
     import json
     import shutil
     import time
@@ -174,14 +183,20 @@ def gate(root, out=print, max_children: int = 2) -> int:
     shutil.rmtree(root / "mutants", ignore_errors=True)  # its cache does not notice test edits
     log_path = root / LOG
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    out(f"mutation gate: mutmut run --max-children {max_children} on solutions/ "
+    from autograd_kata.core.manifest import stage as stage_of
+    chosen = STAGES if stage is None else (stage_of(stage),)
+    names = [] if stage is None else [pattern(stage)]
+    where = "solutions/" if stage is None else f"stage {stage} ({' '.join(names)})"
+    out(f"mutation gate: mutmut run --max-children {max_children} on {where} "
         f"(from scratch; log in {LOG}) ...")
     start = time.monotonic()
     with open(log_path, "w", encoding="utf-8") as log:
-        run = _mutmut(["run", "--max-children", str(max_children)], root, log=log)
+        run = _mutmut(["run", "--max-children", str(max_children), *names], root, log=log)
     wall = time.monotonic() - start
     results = _mutmut(["results", "--all", "true"], root)
-    statuses = parse_results(results.stdout)
+    modules = {s.module for s in chosen}
+    statuses = {name: status for name, status in parse_results(results.stdout).items()
+                if module_of(name) in modules}
     if run.returncode != 0 or not statuses:
         out(_log_tail(log_path))
         out(f"mutation gate: mutmut run failed (exit {run.returncode}) after {wall:.0f} s; see {LOG}")
@@ -192,9 +207,9 @@ def gate(root, out=print, max_children: int = 2) -> int:
 
     out("")
     out(f"{'module':<22}" + "".join(f"{c:>10}" for c in (*COLUMNS, "total")))
-    for row in table(statuses):
+    for row in table(statuses, chosen):
         out(f"{row[0]:<22}" + "".join(f"{n:>10}" for n in row[1:]))
-    if stats and stats.get("total") != len(statuses):
+    if stage is None and stats and stats.get("total") != len(statuses):
         out(f"(mutmut's own count is {stats.get('total')} mutants: "
             f"{stats.get('killed')} killed, {stats.get('survived')} survived)")
 
@@ -210,7 +225,7 @@ def gate(root, out=print, max_children: int = 2) -> int:
         else:
             used.add(entry)
             reviewed.append((name, equivalents[entry]["reason"]))
-    stale = [e for i, e in enumerate(equivalents) if i not in used]
+    stale = [e for i, e in enumerate(equivalents) if i not in used and e["module"] in modules]
 
     for name, status, diff in failing:
         out("")
@@ -233,32 +248,14 @@ def gate(root, out=print, max_children: int = 2) -> int:
             f"{f', {len(stale)} stale entries' if stale else ''}). Add a test that tells the "
             f"broken rule apart, or rewrite the reference so the mutation no longer exists.")
         return 1
-    stale_figure = readme_figure_stale(root, killed, total)
-    if stale_figure:
-        out(f"mutation gate: FAILED: {stale_figure}")
-        return 1
-    out("mutation gate: passed, every mutant of the reference is killed.")
+    out("mutation gate: passed, every mutant of the reference is killed." if stage is None else
+        f"mutation gate: passed, every mutant of stage {stage} is killed.")
     return 0
 
 
-def readme_figure_stale(root: Path, killed: int, total: int) -> str | None:
-    """What is wrong with README's mutation figure after a run that killed ``killed`` of
-    ``total``; None when it states exactly that (or there is no README: a scratch root)."""
-    import re
-    readme = root / "docs" / "maintainers.md"
-    if not readme.is_file():
-        return None
-    found = re.search(README_FIGURE, readme.read_text(encoding="utf-8"))
-    if found is None:
-        return (f"docs/maintainers.md's 'Mutation gate' paragraph has no figure '(N of N killed)': "
-                f"write ({killed} of {total} killed)")
-    if (int(found["killed"]), int(found["total"])) != (killed, total):
-        return (f"docs/maintainers.md says {found[0]}, this run killed {killed} of {total}: write "
-                f"({killed} of {total} killed) in its 'Mutation gate' paragraph")
-    return None
-
-
-def mutate_command(max_children: int = 2) -> int:
-    """``kata mutate [--max-children N]``."""
+def mutate_command(max_children: int = 2, stage: str | None = None) -> int:
+    """``kata mutate [--stage N] [--max-children N]``."""
     from autograd_kata.core.manifest import find_root
-    return gate(find_root(), max_children=max_children)
+    from autograd_kata.core.manifest import stage as stage_of
+    number = None if stage is None else stage_of(stage).number  # an unknown stage: a Refusal naming the valid
+    return gate(find_root(), max_children=max_children, stage=number)

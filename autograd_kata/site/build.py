@@ -51,7 +51,6 @@ from autograd_kata.site import codemirror
 
 PYODIDE_VERSION = "314.0.8"
 PYODIDE_TARBALL = f"pyodide-{PYODIDE_VERSION}.tgz"
-PYODIDE_TARBALL_SHA256 = "9a52704e0ae5b07aaacb8e4fed9f1658e8024694a078695ea45ac79dee4cefcb"
 # The runtime files the page loads (the tarball holds more: consoles, maps, types).
 PYODIDE_FILES = {
     "pyodide.mjs": "1bb8cc14f9405aaa7cd4e00c12edd0a8539de9cc026618d6ee5a9663f367dc70",

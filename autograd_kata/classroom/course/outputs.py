@@ -5,6 +5,7 @@ joins shards' CSVs, records and reports."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -29,8 +30,14 @@ def summary_path(out: Path) -> Path:
 
 
 def safe_name(name: str) -> str:
-    """A student's folder name as a file name (it already is one; no path tricks)."""
-    return name.replace("/", "_").replace("\\", "_").lstrip(".") or "_"
+    """A student's name (``roster.name_of``) as a file name, one to one (``a\\b`` and ``a_b``
+    never share a report): ``%``, ``/``, ``\\`` and a leading ``.`` written as ``%XX``; a name
+    too long for a file name cut and told apart by a hash of the whole."""
+    base = name.replace("%", "%25").replace("/", "%2F").replace("\\", "%5C")
+    base = "%2E" + base[1:] if base.startswith(".") else base or "%"
+    if len(base.encode("utf-8", "surrogateescape")) > 180:
+        base = base[:60] + "~" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return base
 
 
 def write_whole(path: Path, text: str, encoding: str = "utf-8") -> None:
@@ -64,7 +71,8 @@ def class_csv(records: list[dict], stages) -> str:
     writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
     for r in sorted(records, key=lambda r: r["student"]):
         name = r["student"]
-        cell = "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r") else name  # never a formula
+        # never a formula; a name starting with ' gets one too, so reading it back (one ' off) gives the name
+        cell = "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else name
         writer.writerow([cell] + [r["scores"].get(str(s.number), 0) for s in stages] + [r["score"], r["max_score"]])
     return "\ufeff" + out.getvalue()
 

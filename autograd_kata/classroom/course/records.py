@@ -4,27 +4,28 @@ student whose two hashes are unchanged), each stage's status and the classic mis
 its failures name."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom.grading.discovery import find_stage_files
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
-STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file")
+STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file", "not_graded")
 
 
 def files_hash(submission: Path, stages) -> str:
-    """Every candidate file of every graded stage (its path and bytes): what the grading reads."""
+    """Every candidate file of every graded stage (its path, as bytes, and its bytes when it is
+    a regular file the grading would read): what the grading reads. Never reads anything else."""
     h = hashlib.sha256()
     for s in stages:
         for path in find_stage_files(submission, s):
-            h.update(f"{s.number}\0{path.relative_to(submission).as_posix()}\0".encode())
-            try:
-                h.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"?")
-            except OSError:
-                h.update(b"!")
+            h.update(f"{s.number}\0".encode() + os.fsencode(path.relative_to(submission)) + b"\0")
+            data = read_regular(path, MAX_FILE)
+            h.update(b"?" if data is None else hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
@@ -56,17 +57,17 @@ def stubs(grader_root: Path, stages) -> dict[int, bytes]:
 
 
 def stage_status(g, submission: Path, stub: bytes | None) -> str:
-    """One word for a stage: passed, no_file, not_started (the untouched stub),
-    no_import, hangs, crashes or failed."""
+    """One word for a stage: not_graded (the grader failed), passed, no_file, not_started
+    (the untouched stub), no_import, hangs, crashes or failed."""
+    if not g.graded:
+        return "not_graded"
     if g.ok:
         return "passed"
     if not g.source:
         return "no_file"
-    try:
-        if stub is not None and _normal((submission / g.source).read_bytes()) == stub:
-            return "not_started"
-    except OSError:
-        pass
+    data = read_regular(g.file or submission / g.source, MAX_FILE) if stub is not None else None
+    if data is not None and _normal(data) == stub:
+        return "not_started"
     kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
     if "import" in kinds:
         return "no_import"
@@ -81,7 +82,7 @@ def stage_mistakes(g, status: str) -> list[str]:
     """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
     ``mistakes`` in its results, whatever language it spoke); none for a stage
     not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
-    if status in ("passed", "no_file", "not_started", "no_import"):
+    if status in ("passed", "no_file", "not_started", "no_import", "not_graded"):
         return []
     named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
     return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
@@ -96,8 +97,22 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
         found = stage_mistakes(g, status[str(g.stage.number)])
         if found:
             mistakes[str(g.stage.number)] = found
-    by = {g.stage.number: g.score for g in report.stages}
+    by = {g.stage.number: g.score if g.graded else None for g in report.stages}  # None: not graded, never 0
     return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
-            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages},
-            "score": report.score, "max_score": report.max_score, "isolated": report.isolated,
+            "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,
+            "score": report.score if report.graded else None, "max_score": report.max_score,
+            "isolated": report.isolated,
             "isolation": report.isolation, "status": status, "mistakes": mistakes}
+
+
+# a failure of the run itself (the disk, the machine), never one student's: raised, the run stops
+RUN_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def own_failure(error: BaseException) -> bool:
+    """Whether ``error``, met while grading or writing one student, is met with that student only
+    (their files, their name, their report), so it becomes their stated reason; not an
+    interrupt, nor the disk."""
+    if not isinstance(error, Exception):
+        return False
+    return not (isinstance(error, OSError) and error.errno in RUN_ERRNOS)

@@ -1,18 +1,26 @@
-"""Who a ``--class`` run grades: one folder per student (hidden ones skipped), and the
-students of one shard (``--shard K/N``: a stable hash of the name, whatever the order
-or the other folders)."""
+"""Who a ``--class`` run grades: one folder per student (hidden ones skipped), each
+named as every output writes it (``name_of``), and the students of one shard
+(``--shard K/N``: a stable hash of the name, whatever the order or the other folders)."""
 from __future__ import annotations
 
 import hashlib
 import os
 from pathlib import Path
 
+from autograd_kata.classroom.grading.discovery import shown
 from autograd_kata.core.errors import Refusal
 
 
 def students(class_dir: Path) -> list[Path]:
     """One folder per student (hidden folders skipped), alphabetical."""
     return sorted(p for p in Path(class_dir).iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def name_of(folder: Path) -> str:
+    """A student's name as the CSV, the summary, the reports and the terminal write it: the
+    folder's name with any byte that is not UTF-8 and any control character written out
+    (``discovery.shown``), so two folders never share a name and a name is one line."""
+    return shown(Path(folder).name)
 
 
 def parse_shard(text: str | None, env=os.environ) -> tuple[int, int] | None:

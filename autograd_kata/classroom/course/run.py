@@ -22,6 +22,12 @@ Only this process writes, as each student finishes:
 * ``OUT.summary.txt`` at the end, computed from the records alone (so
   ``--merge`` recomputes it from shards' records).
 
+A student the grader failed on (``report.GRADER``: a judge that died, a grader that cannot
+load its tests) is written as not graded, never 0, and graded again by the next run.
+SIGINT or SIGTERM (to this process or its group) stops the run within seconds: the
+workers ignore both, this process kills them and everything they started, and every
+student who finished is already written (``Interrupted``; the command exits 130 or 143).
+
 ``--seed S`` grades every student with hidden seed S and writes the reports
 without timings: the same files, byte for byte, on every run.  ``--shard K/N``
 grades the students whose name hashes to K of N (stable, whatever the order or
@@ -34,7 +40,10 @@ The steps, one module each: ``roster`` (who), ``grade`` (one student, in a worke
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import os
+import signal
+import threading
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from autograd_kata.classroom.course.outputs import (
@@ -46,9 +55,10 @@ from autograd_kata.classroom.course.outputs import (
     write_student,
     write_whole,
 )
-from autograd_kata.classroom.course.records import files_hash, record, stubs, tests_hash
-from autograd_kata.classroom.course.roster import in_shard, students
-from autograd_kata.classroom.grading.grade import grade, jobs_default
+from autograd_kata.classroom.course.records import files_hash, own_failure, record, stubs, tests_hash
+from autograd_kata.classroom.course.roster import in_shard, name_of, students
+from autograd_kata.classroom.grading.grade import grade, jobs_default, not_graded
+from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import STAGES
 
@@ -58,12 +68,69 @@ def _grade_in_worker(folder, grader_root, stages, stage_timeout, jobs, seed):
     return grade(Path(folder), Path(grader_root), stages, stage_timeout=stage_timeout, jobs=jobs, seed=seed)
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a ``--class`` run; ``signum`` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _worker_start() -> None:
+    """A worker ignores SIGINT and SIGTERM (Ctrl-C reaches the whole group): the main process
+    decides, and ends the workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def _pool(workers: int, in_process: bool):
     if in_process:
         return ThreadPoolExecutor(max_workers=workers)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_start)
+
+
+class _Stops:
+    """SIGINT and SIGTERM become ``Interrupted`` in the main thread, never while a student's
+    files are being written (then right after)."""
+
+    def __init__(self):
+        self.signum, self.writing, self.old = None, False, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.old[sig] = signal.signal(sig, self._caught)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+
+    def _caught(self, signum, frame):
+        self.signum = signum
+        if not self.writing:
+            raise Interrupted(signum)
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Interrupted(self.signum)
+
+
+def _stop(pool) -> None:
+    """End every worker and whatever it started (judges, sandboxes) now; pending gradings are dropped."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    jail.kill_descendants()  # this process is a subreaper: the workers' orphans came back to it
+    if jail.is_root():
+        from autograd_kata.classroom.sandbox import pool as sandbox_pool
+        sandbox_pool.sweep()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def default_workers() -> int:
@@ -90,12 +157,12 @@ class Course:
     grade_one: object = None         # a stand-in for grade.grade (tests); run in threads
 
     def roster(self) -> list[Path]:
-        return [p for p in students(self.class_dir) if in_shard(p.name, self.shard)]
+        return [p for p in students(self.class_dir) if in_shard(name_of(p), self.shard)]
 
     def run(self, progress=None) -> list[dict]:
         """Grade who needs it; return every record of the roster, written as they finish."""
         roster = self.roster()
-        if self.only is not None and self.only not in {p.name for p in roster}:
+        if self.only is not None and self.only not in {name_of(p) for p in roster}:
             where = f" (shard {self.shard[0]}/{self.shard[1]})" if self.shard else ""
             raise Refusal(f"no student folder {self.only!r} in {self.class_dir}{where}", code=2,
                           where="grade --student")
@@ -108,46 +175,78 @@ class Course:
         todo = []
         for p in roster:
             files = files_hash(p, self.stages)
-            old = load_record(folder, p.name)
+            old = load_record(folder, name_of(p))
             fresh = (old is not None and old.get("files") == files and old.get("tests") == tests
-                     and old.get("stages") == numbers and (self.seed is None or old.get("seed") == self.seed))
+                     and old.get("stages") == numbers and (self.seed is None or old.get("seed") == self.seed)
+                     and old.get("graded", True) is not False)  # a grader's failure is graded again
             if self.only is not None:
-                if p.name != self.only:
+                if name_of(p) != self.only:
                     if old is not None and old.get("stages") == numbers:
-                        records[p.name] = old  # kept as it was graded
+                        records[name_of(p)] = old  # kept as it was graded
                     continue
                 fresh = False
             if fresh and not self.force and old is not None:
-                records[p.name] = old
+                records[name_of(p)] = old
                 if progress:
-                    progress(p.name, old, True)
+                    progress(name_of(p), old, True)
             else:
                 todo.append((p, files))
         self._write_csv(records)
         workers = max(1, min(self.workers or default_workers(), len(todo) or 1))
         jobs = self.jobs or max(1, jobs_default() // workers)
-        with _pool(workers, self.grade_one is not None) as pool:
-            running: dict[Future, tuple[Path, str]] = {}
-            for p, files in todo:
-                if self.grade_one is not None:
-                    f = pool.submit(self.grade_one, p, self.grader_root, self.stages,
-                                    stage_timeout=self.stage_timeout, jobs=jobs, seed=self.seed)
-                else:
-                    f = pool.submit(_grade_in_worker, str(p), str(self.grader_root), list(self.stages),
-                                    self.stage_timeout, jobs, self.seed)
-                running[f] = (p, files)
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for f in sorted(done, key=lambda f: f.exception() is not None):  # write who finished, then raise
-                    p, files = running.pop(f)
-                    report = f.result()
-                    course = record(p.name, report, p, self.stages, files, tests, stub, self.seed)
-                    write_student(folder, p.name, report, course, self.lang, timed=self.seed is None)
-                    records[p.name] = course
-                    self._write_csv(records)
-                    if progress:
-                        progress(p.name, course, False)
+        jail.become_subreaper()  # what a killed worker started comes back here, to be ended
+        with _Stops() as stops:
+            pool = _pool(workers, self.grade_one is not None)
+            try:
+                self._grade(pool, todo, jobs, folder, tests, stub, records, stops, progress)
+            except BaseException:
+                _stop(pool)
+                raise
+            pool.shutdown(wait=True)
         return [records[name] for name in sorted(records)]
+
+    def _grade(self, pool, todo, jobs, folder, tests, stub, records, stops, progress) -> None:
+        running: dict[Future, tuple[Path, str]] = {}
+        for p, files in todo:
+            if self.grade_one is not None:
+                f = pool.submit(self.grade_one, p, self.grader_root, self.stages,
+                                stage_timeout=self.stage_timeout, jobs=jobs, seed=self.seed)
+            else:
+                f = pool.submit(_grade_in_worker, str(p), str(self.grader_root), list(self.stages),
+                                self.stage_timeout, jobs, self.seed)
+            running[f] = (p, files)
+        while running:
+            done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+            for f in sorted(done, key=lambda f: f.exception() is not None):  # write who finished, then raise
+                p, files = running.pop(f)
+                stops.writing = True
+                try:
+                    records[name_of(p)] = self._keep(folder, p, files, f, tests, stub)
+                    self._write_csv(records)
+                finally:
+                    stops.writing = False
+                stops.check()
+                if progress:
+                    progress(name_of(p), records[name_of(p)], False)
+
+    def _keep(self, folder: Path, p: Path, files: str, f: Future, tests: str, stub: dict) -> dict:
+        """Write one student's reports and return the record. A failure met with this student (their
+        worker died, their files or their report made the grader fail) leaves them not graded, with
+        the reason, and the run goes on; the run's own (the disk) is raised."""
+        try:
+            try:
+                report = f.result()
+            except BrokenExecutor as error:  # its worker died (the OOM killer?): the grader failed
+                report = not_graded(p, self.stages, error)
+            course = record(name_of(p), report, p, self.stages, files, tests, stub, self.seed)
+            write_student(folder, name_of(p), report, course, self.lang, timed=self.seed is None)
+        except Exception as error:  # noqa: BLE001 - see own_failure: the run's own failures are raised
+            if not own_failure(error):
+                raise
+            report = not_graded(p, self.stages, error)
+            course = record(name_of(p), report, p, self.stages, "", tests, stub, self.seed)
+            write_student(folder, name_of(p), report, course, self.lang, timed=self.seed is None)
+        return course
 
     def _write_csv(self, records: dict) -> None:
         write_whole(self.out, class_csv(list(records.values()), self.stages))

@@ -1,13 +1,49 @@
 """Which submitted file a stage grades (README, "Which file is graded"): the grader's
-first step."""
+first step, and the only way the grader reads a submitted file (``read_regular``).
+
+A submission is anyone's folder: its walk is iterative and bounded (``MAX_DEPTH``
+folders deep, ``MAX_ENTRIES`` entries in all), never follows a link, and takes any
+file name (a name that is not UTF-8 is kept as Python's ``surrogateescape`` str;
+``shown`` is how a report writes it)."""
 from __future__ import annotations
 
 import os
+import stat
+from collections import deque
+from itertools import islice
 from pathlib import Path
 
 from autograd_kata.core.manifest import Stage
 
 SKIP_DIRS = ("solutions", "__pycache__", "node_modules", "venv")
+MAX_DEPTH, MAX_ENTRIES = 64, 20_000  # a walk stops there: deeper or further is not a submission's layout
+MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
+
+
+def _walk(submission: Path):
+    """(folder, file names) of every folder searched, shallowest first, within the bounds."""
+    todo, seen = deque([(str(submission), 0)]), 0
+    while todo:
+        folder, depth = todo.popleft()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(islice(it, MAX_ENTRIES + 1 - seen), key=lambda e: e.name)
+        except OSError:
+            continue
+        seen += len(entries)
+        files = []
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH and not e.name.startswith(".") and e.name not in SKIP_DIRS:
+                        todo.append((e.path, depth + 1))
+                else:
+                    files.append(e.name)
+            except OSError:
+                continue
+        yield folder, files
+        if seen > MAX_ENTRIES:
+            return
 
 
 def find_stage_files(submission: Path, stage: Stage) -> list[Path]:
@@ -15,20 +51,58 @@ def find_stage_files(submission: Path, stage: Stage) -> list[Path]:
     order of the rule (README, "Which file is graded"): ``exercises/NAME`` at
     the top, then ``NAME`` at the top, then the shallowest, preferring a
     folder named ``exercises``, ties alphabetical.  Hidden folders,
-    ``solutions/`` and caches are never searched."""
+    ``solutions/`` and caches are never searched; the first two places are
+    looked at whatever the walk's bounds cut off."""
     submission = Path(submission)
     name = f"{stage.module}.py"
-    found, seen = [], 0
-    for folder, dirs, files in os.walk(submission):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        seen += len(files)
-        if name in files:
-            found.append(Path(folder) / name)
-        if seen > 20000:
-            break
+    first = [p for p in (submission / "exercises" / name, submission / name) if os.path.lexists(p)]
+    found = first + [Path(folder) / name for folder, files in _walk(submission) if name in files]
+    found = list(dict.fromkeys(found))  # the rule's first two, whatever the walk reached
 
     def rank(p: Path):
         rel = p.relative_to(submission)
         return (rel != Path("exercises") / name, rel != Path(name), len(rel.parts),
                 p.parent.name != "exercises", str(rel))
     return sorted(found, key=rank)
+
+
+def read_regular(path: Path, cap: int = MAX_FILE) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link, a FIFO, a device) of at
+    most ``cap`` bytes; else None. Never blocks, never follows a link, never reads past ``cap``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return None
+        data = b""
+        while len(data) <= cap:
+            chunk = os.read(fd, cap + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data if len(data) <= cap else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def shown(text: str) -> str:
+    """``text`` (a path, a name, a message's line) as a report may print it: a byte that was
+    not UTF-8 as ``\\xff``, a control character (newline, escape, ...) as ``\\x1b``, a
+    backslash as ``\\\\``, so two different names never look alike and none starts a line."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte that was not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in (0x2028, 0x2029):
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)

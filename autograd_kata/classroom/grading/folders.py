@@ -7,12 +7,10 @@ import os
 import shutil
 from pathlib import Path
 
-from autograd_kata.classroom.grading.discovery import find_stage_files
-from autograd_kata.classroom.grading.report import StageGrade, say
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular, shown
+from autograd_kata.classroom.grading.report import MAX_FOUND, StageGrade, say
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.manifest import Stage
-
-MAX_FILE = 1_000_000  # bytes; a bigger "module" is not a submission
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -30,12 +28,12 @@ def judge_folder(grader_root: Path, dest: Path) -> None:
             shutil.copy2(Path(grader_root) / name, dest / name)
 
 
-def stage_folder(source: Path, stage: Stage, dest: Path) -> None:
+def stage_folder(source: bytes, stage: Stage, dest: Path) -> None:
     """What the sandbox sees: ``exercises/__init__.py`` (empty) and the one
-    submitted file, readable by all, writable by none but the grader."""
+    submitted file (its bytes, as read once), readable by all, writable by none but the grader."""
     (dest / "exercises").mkdir(parents=True)  # dest may exist (a chroot's stage folder)
     (dest / "exercises" / "__init__.py").write_bytes(b"")
-    shutil.copyfile(source, dest / stage.source("exercises"))
+    (dest / stage.source("exercises")).write_bytes(source)
     for path in (dest, dest / "exercises"):
         os.chmod(path, 0o755)
     for path in (dest / "exercises" / "__init__.py", dest / stage.source("exercises")):
@@ -47,18 +45,21 @@ def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
     ``problem`` is set); when it can, its folder for the sandbox is written."""
     grade = StageGrade(stage)
     found = find_stage_files(submission, stage)
-    grade.found = [str(p.relative_to(submission)) for p in found]
+    # as a report writes them (any byte, any control character), at most MAX_FOUND of them
+    grade.found = [shown(str(p.relative_to(submission))) for p in found[:MAX_FOUND]]
+    grade.found_total = len(found)
     if not found:
         grade.problem = say("report.reason.no_file", file=stage.source("exercises"))
         return grade
-    source = found[0]
+    source = grade.file = found[0]
     grade.source = grade.found[0]
+    data = None if source.is_symlink() else read_regular(source, MAX_FILE)  # never a FIFO, a device, a link
     if source.is_symlink():
         grade.problem = say("report.reason.symlink", source=grade.source)
-    elif not source.is_file() or source.stat().st_size > MAX_FILE:
+    elif data is None:
         grade.problem = say("report.reason.not_regular", source=grade.source, max=MAX_FILE)
     else:
-        stage_folder(source, stage, folder)
+        stage_folder(data, stage, folder)
     return grade
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from autograd_kata.classroom.grading.report import POLICY, Report, in_language
+from autograd_kata.classroom.grading.discovery import shown
+from autograd_kata.classroom.grading.report import POLICY, Report, in_language, printable
 from autograd_kata.core.i18n import t_in
 from autograd_kata.core.results.model import TestResult
 from autograd_kata.core.term import pad, width
@@ -39,17 +41,22 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
     lines.append(pad(say("report.col.stage"), first_col) + pad(say("report.col.title"), 30)
                  + pad(say("report.col.tests"), 9, right=True) + pad(say("report.col.score"), 9, right=True))
     for g in report.stages:
-        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30)
-                     + f"{f'{g.passed}/{g.total}':>9}{f'{g.score}/{g.max_score}':>9}")
+        # the grader's failure: no count and no score, never a 0
+        tests, score = (f"{g.passed}/{g.total}", f"{g.score}/{g.max_score}") if g.graded else \
+            (f"-/{g.total}", f"-/{g.max_score}")
+        lines.append(pad(str(g.stage.number), first_col) + pad(title(g.stage, lang)[:29], 30) + f"{tests:>9}{score:>9}")
         indent = " " * first_col
         if g.file_note():
             lines.append(f"{indent}   {g.file_note(lang)}")
         if g.problem:
             for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
-    lines.append(pad(say("report.total"), first_col + 39) + f"{f'{report.score}/{report.max_score}':>9}")
+    total = f"{report.score}/{report.max_score}" if report.graded else say("report.not_graded")
+    lines.append(pad(say("report.total"), first_col + 39) + f"{total:>9}")
     if report.message:
         lines += ["", report.message]
+    if not report.graded:
+        lines += ["", say("report.not_graded_note")]
     if timed:
         lines.append(say("report.seconds", seconds=f"{report.seconds:.1f}"))
     return "\n".join(lines) + "\n"
@@ -148,9 +155,19 @@ WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit
 
 
 def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> str:
+    """``report`` in ``fmt``: the submission's path written out (``discovery.shown``: one line,
+    any byte), and no control character but newline and tab anywhere (``report.printable``):
+    nothing a submission names or says repaints a terminal or makes the XML unreadable."""
     if not timed:
         report = untimed(report)
-    return WRITERS[fmt](report, lang=lang, timed=timed)
+    report = dataclasses.replace(report, submission=shown(report.submission))
+    text = WRITERS[fmt](report, lang=lang, timed=timed)
+    if fmt in ("json", "gradescope"):  # JSON writes a control character as an escape: those go too
+        text = _JSON_CONTROL.sub(lambda m: m.group() if m.group() == "\\\\" else "", text)
+    return printable(text)
+
+
+_JSON_CONTROL = re.compile(r"\\\\|\\[bfr]|\\u00[01][0-9a-fA-F]")
 
 
 def write(report: Report, fmt: str, out: str | None, echo=print, lang: str = "en", timed: bool = True) -> None:

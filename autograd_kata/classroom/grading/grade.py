@@ -22,8 +22,10 @@ Two processes per stage, one direction of trust (see README, "For instructors"):
   and the standard library (``jail.py``).
 
 A stage counts only what its judge reports: every test the judge collected
-must be reported passed, the judge must exit 0, and a judge that is killed,
-hangs past ``--stage-timeout`` or leaves no results scores 0 with a reason.
+must be reported passed, the judge must exit 0; a judge that hangs past
+``--stage-timeout`` scores 0 with a reason, and a judge that is killed, cannot
+collect its tests, cannot start a sandbox or leaves no results leaves the stage
+**not graded** (``report.GRADER``): the grader failed, which is never a grade.
 Stages run in parallel, as many as the CPUs this process may use.  When every
 stage is done, every process of the sandbox user (and every process the
 grader's children left behind) is killed; only then is the report returned,
@@ -45,7 +47,7 @@ from pathlib import Path
 
 from autograd_kata.classroom.grading.folders import judge_env, prepare_stage
 from autograd_kata.classroom.grading.judging import judge_stages
-from autograd_kata.classroom.grading.report import Report, StageGrade, say
+from autograd_kata.classroom.grading.report import Report, StageGrade, grader_failed, say
 from autograd_kata.classroom.sandbox import jail, jailroot, pool
 from autograd_kata.core.manifest import STAGES
 
@@ -73,7 +75,7 @@ def jobs_default() -> int:
 def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: float = 30.0,
           jobs: int | None = None, seed: int | None = None) -> Report:
     """Grade ``submission`` with the tests of ``grader_root``. Never raises:
-    a failure of the grader itself gives every stage 0 with the reason.
+    a failure of the grader itself leaves every stage not graded, with the reason.
     ``jobs`` judges share the stages (default: the CPUs; a class grades one student per CPU
     with ``jobs=1``).  ``seed`` (default: fresh, secret) seeds the hidden checks: the same
     seed grades alike."""
@@ -90,7 +92,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
         except (OSError, jailroot.JailBroken) as error:
             report.message = say("report.reason.jail_unsound", error=str(error))
-            report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
+            report.stages = _not_graded(stages, report.message)
             return report
     _grade_stages(report, submission, Path(grader_root), stages, stage_timeout, jobs, found)
     report.seconds = time.monotonic() - start
@@ -123,13 +125,28 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
                                             stage_timeout, env) for i, group in enumerate(groups)]:
                     future.result()
             _end_every_sandbox()
-    except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, every stage 0
+    except Exception as error:  # noqa: BLE001 - the grader's own failure: still a report, nothing graded
         _end_every_sandbox()
         report.message = say("report.reason.grader_failed", error=f"{type(error).__name__}: {error}")
-        report.stages = [StageGrade(s, problem=report.message, problem_kind="crash") for s in stages]
+        report.stages = _not_graded(stages, report.message)
     finally:
         for folder in made:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def not_graded(submission: Path, stages, error: BaseException) -> Report:
+    """The report of a grading that never came back (its worker process died): nothing graded."""
+    report = Report(str(submission), [])
+    report.message = say("report.reason.grader_failed", error=f"{type(error).__name__}: {error}")
+    report.stages = _not_graded(stages, report.message)
+    return report
+
+
+def _not_graded(stages, why: str) -> list[StageGrade]:
+    grades = [StageGrade(s) for s in stages]
+    for g in grades:
+        grader_failed(g, why)
+    return grades
 
 
 def _end_every_sandbox() -> None:

@@ -1,7 +1,9 @@
 """One judge process for some of a submission's stages (the grader's third step): its
 command line, its run under a time limit, and each stage's grade from what it reported
-(``report.fill``), failing closed: a judge that crashed, hung or disagrees with its own
-results gives its stages 0 with the reason."""
+(``report.fill``), failing closed: a judge that hung gives its stages 0 with the reason; a
+judge that died, could not collect its tests or disagrees with its own results leaves them
+not graded (``report.grader_failed``): the grader failed, not the submission (the judge never
+runs submitted code, and a sandbox that cannot start ends it with ``SANDBOX_FAILED``)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograd_kata.classroom.grading.folders import judge_folder
-from autograd_kata.classroom.grading.report import StageGrade, fill, not_passed, say
+from autograd_kata.classroom.grading.report import StageGrade, fill, grader_failed, not_passed, say
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.manifest import Stage
 from autograd_kata.core.runner import plugin_args, read_results
@@ -102,9 +104,8 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
     ids = collected.get("ids") if collected else None
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         for g in grades:
-            g.problem = say("report.reason.not_collected", exit=_describe_exit(run.returncode),
-                           output=run.output.strip()[-1500:])
-            g.problem_kind = "crash"
+            grader_failed(g, say("report.reason.not_collected", exit=_describe_exit(run.returncode),
+                                 output=run.output.strip()[-1500:]))
         return
     stopped = collected.get("stopped") if collected and isinstance(collected.get("stopped"), list) else []
     stopped = stopped or []
@@ -118,25 +119,25 @@ def judge_stages(grades: list[StageGrade], folders: dict[int, Path], grader_root
         fill(g, mine, reported)
         g.problem_kind = "crash"
         if not mine:
-            g.problem = say("report.reason.none_collected", file=g.stage.test_file)
+            grader_failed(g, say("report.reason.none_collected", file=g.stage.test_file))
         elif run.timed_out:
             g.problem, g.problem_kind = say("report.reason.judge_timeout",
                                           seconds=f"{stage_timeout * len(stages) + 30:g}"), "hang"
         elif g.stage.test_file in stopped:
             g.problem, g.problem_kind = say("report.reason.stage_stopped", seconds=f"{stage_timeout:g}"), "hang"
         elif results is None:
-            g.problem = say("report.reason.no_results", exit=_describe_exit(run.returncode))
+            grader_failed(g, say("report.reason.no_results", exit=_describe_exit(run.returncode)))
         elif results.get("collected") != len(ids):
-            g.problem = say("report.reason.collected_other", got=str(results.get("collected")), want=len(ids))
+            grader_failed(g, say("report.reason.collected_other", got=str(results.get("collected")), want=len(ids)))
         elif run.returncode not in (0, 1) or results.get("exitstatus") not in (0, 1):
-            g.problem = say("report.reason.judge_ended", exit=_describe_exit(run.returncode),
-                           output=run.output.strip()[-1500:])
+            grader_failed(g, say("report.reason.judge_ended", exit=_describe_exit(run.returncode),
+                                 output=run.output.strip()[-1500:]))
         elif g.passed < g.total:
             g.problem, g.problem_kind = not_passed(g, "en"), ""
         elif run.returncode == 0 and results.get("exitstatus") != 0:
-            g.problem = say("report.reason.disagree")
+            grader_failed(g, say("report.reason.disagree"))
         else:
             g.problem_kind = ""
     if run.returncode and all(not g.problem and g.passed == g.total for g in grades):
         for g in grades:  # every test passed, yet the judge failed: something outside the tests broke
-            g.problem = say("report.reason.ended_though_passed", exit=_describe_exit(run.returncode))
+            grader_failed(g, say("report.reason.ended_though_passed", exit=_describe_exit(run.returncode)))

@@ -49,10 +49,12 @@ RUN_AUTOGRADER = """\
 # Gradescope runs this for every submission: grade /autograder/submission with
 # the tests shipped in /autograder/source, into /autograder/results/results.json.
 # {policy}.
-# results.json is only ever the grader's: an old one is removed first, an
-# explicit failure stands in until the grader has finished, and the grader's
-# report (written to a private folder) replaces it only when the grader's own
-# exit status says it graded (0: full marks, 1: not full marks).
+# results.json is only ever the grader's: an old one is removed first, and the
+# grader's report (written to a private folder) takes its place only when the
+# grader's own exit status says it graded (0: full marks, 1: not full marks).
+# A grader that failed (3: not graded, or no report at all) leaves no results.json
+# and exits 1: Gradescope then says "The autograder failed to execute correctly"
+# instead of publishing a score, and the instructor can rerun it once it is fixed.
 set -u
 ROOT="${{KATA_AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{KATA_PYTHON:-$ROOT/venv/bin/python}}"
@@ -60,14 +62,12 @@ RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 fail() {{
-  printf '{{"score": 0.0, "output": "%s Please tell your instructor.", "tests": []}}\\n' "$1" > "$RESULTS.partial"
-  mv -f "$RESULTS.partial" "$RESULTS"
+  echo "kata: $1 No score was published; fix the autograder and rerun this submission." >&2
+  exit 1
 }}
-fail "The autograder started but did not finish."
-PRIVATE="$(mktemp -d "$ROOT/results/.kata-grade.XXXXXX")" \\
-  || {{ fail "The autograder could not make its folder."; exit 0; }}
+PRIVATE="$(mktemp -d "$ROOT/results/.kata-grade.XXXXXX")" || fail "The autograder could not make its folder."
 chmod 700 "$PRIVATE"
-cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
+cd "$ROOT/source" || fail "The autograder has no source folder."
 "$PYTHON" -m autograd_kata grade \\
     --submission "$ROOT/submission" --tests-from "$ROOT/source" \\
     --stage-timeout "${{KATA_STAGE_TIMEOUT:-30}}" \\
@@ -75,11 +75,11 @@ cd "$ROOT/source" || {{ fail "The autograder has no source folder."; exit 0; }}
 status=$?
 if [ "$status" -le 1 ] && [ -s "$PRIVATE/results.json" ]; then
   mv -f "$PRIVATE/results.json" "$RESULTS"
-else
-  fail "The autograder failed (kata grade exit status $status)."
+  rm -rf "$PRIVATE"
+  exit 0
 fi
 rm -rf "$PRIVATE"
-exit 0
+fail "The autograder failed (kata grade exit status $status)."
 """
 
 
