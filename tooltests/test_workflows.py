@@ -91,8 +91,7 @@ def test_the_schema_check_sees_a_broken_workflow(tmp_path):
 def test_each_action_is_at_its_current_major_and_each_job_ends_within_15_minutes(name):
     data = workflow(name)
     for job_name, job in data["jobs"].items():
-        if name != "pages.yml":  # pages' jobs are GitHub's own 10-minute deploy and a 2-minute build
-            assert job.get("timeout-minutes", 360) <= 15, f"{name}: job {job_name} has no 15-minute limit"
+        assert job.get("timeout-minutes", 360) <= 15, f"{name}: job {job_name} has no 15-minute limit"
         for step in steps(job):
             if "uses" in step:
                 action, _, ref = step["uses"].partition("@")
@@ -136,7 +135,7 @@ def test_the_two_ubuntu_jobs_run_all_of_ci_run_between_them_as_root():
         job = jobs[name]
         assert job["runs-on"] == "ubuntu-24.04" and job["timeout-minutes"] <= 15
         (step,) = [s for s in steps(job) if "bash .ci/run" in s.get("run", "")]
-        assert step["run"].startswith("sudo ") and "KATA_CI_STEPS" in step["run"]  # root, the parts kept
+        assert step["run"].startswith("sudo -E ")  # root, with the KATA_ variables kept
         assert step["env"]["KATA_TORCH_INDEX"].endswith("/whl/cpu")  # not this machine's torch file
         parts += step["env"]["KATA_CI_STEPS"].split()
     assert sorted(parts) == sorted(ci_parts()), "every part of .ci/run runs on GitHub, once"
@@ -203,7 +202,8 @@ def test_the_release_check_refuses_a_wrong_tag_or_an_undated_version(tmp_path, t
 def fake_dist(folder: Path, version: str, description: str) -> Path:
     folder.mkdir()
     with zipfile.ZipFile(folder / f"autograd_kata-{version}-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA", f"Name: autograd-kata\n\n{description}")
+        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA",  # a header may link into main
+                       f"Name: autograd-kata\nProject-URL: Changelog, https://x/blob/main/CHANGELOG.md\n\n{description}")
     (folder / f"autograd_kata-{version}.tar.gz").write_bytes(b"")
     return folder
 
@@ -292,6 +292,8 @@ def test_both_commands_and_the_pages_homepage():
     homepage = project["urls"]["Homepage"]
     assert homepage == "https://autograd-kata.github.io/autograd-kata/" and homepage != project["urls"]["Source"]
     assert homepage in (WORKFLOWS / "pages.yml").read_text(encoding="utf-8")
+    for readme in ("README.md", "README.ja.md"):  # "In your browser": the page itself, one click away
+        assert f"]({homepage})" in "\n".join((ROOT / readme).read_text(encoding="utf-8").splitlines()[:8]), readme
 
 
 def test_the_lowest_direct_script_fails_on_a_python_it_cannot_find_and_says_why(tmp_path):
