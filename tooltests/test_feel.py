@@ -244,8 +244,8 @@ def test_the_plus_equals_lines_in_japanese(kata, monkeypatch):
     in_language(monkeypatch, "ja")
     solve(kata, 2)
     assert feel.feel(stage(2), kata) == [
-        "ステージ 2〜5 のスタブと同じく、このステージの勾配の配り方はわざと代入（=）で書いてあります。記事の += も正解です。"
-        "ノードが 2 回使われるまでは、"
+        "ステージ 2〜5 のスタブと同じく、このステージの勾配の配り方はわざと代入（=）で書いてあります。"
+        "記事の += も正解です。ノードが 2 回使われるまでは、"
         "どちらでも同じ勾配になります。記事がなぜ足し込むのかは、ステージ 6 で分かります。"]
     solve(kata, 2, adding)
     (line,) = feel.feel(stage(2), kata)
