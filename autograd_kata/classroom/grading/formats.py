@@ -52,6 +52,7 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
         if g.problem:
             for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
+        lines += [f"{indent}   {note}" for note in g.advisory_notes(lang)]
     total = f"{report.score}/{report.max_score}" if report.graded else say("report.not_graded")
     lines.append(pad(say("report.total"), first_col + 39) + f"{total:>9}")
     if report.message:
@@ -69,7 +70,7 @@ def as_json(report: Report, lang: str = "en", timed: bool = True) -> str:
         data["seconds"] = None
         for g in data["stages"]:
             g["seconds"] = None
-            for t in g["tests"]:
+            for t in g["tests"] + g["advisory"]:
                 t["seconds"] = None
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -91,6 +92,7 @@ def stage_output(g, lang: str) -> str:
         if t.status != "passed" and t.message:
             line += f"\n      {t.headline}"
         out.append(line)
+    out += g.advisory_notes(lang)
     return "\n".join(out)
 
 
@@ -211,7 +213,8 @@ def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
 
 def untimed(report: Report) -> Report:
     """A copy of ``report`` with every time set to 0: what ``--seed`` writes, the same on every run."""
-    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests])
+    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests],
+                                  advisory=[dataclasses.replace(t, seconds=0.0) for t in g.advisory])
               for g in report.stages]
     return dataclasses.replace(report, stages=stages, seconds=0.0)
 
