@@ -139,9 +139,8 @@ def engine(request):
         return importlib.import_module(name)
     except Exception as error:  # a SyntaxError in the learner's file, a bad import, ...
         sys.modules.pop(name, None)
-        from autograd_kata.core.results.verdicts import broken
-        lineno = error.lineno if isinstance(error, SyntaxError) else None
-        raise broken(name, type(error).__name__, error, lineno) from None
+        from autograd_kata.core.results.verdicts import broken, import_line
+        raise broken(name, type(error).__name__, error, import_line(error, name)) from None
 
 
 SANDBOXES = pytest.StashKey[dict]()

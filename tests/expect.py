@@ -84,19 +84,26 @@ class Expect:
                 check.fail(self._say(t("expect.is_expected", what=f"{name}.grad", got=show(got), want=show(want),
                                        rule=rule)))
 
-    def raises(self, error, action, rule: str, otherwise: str | None = None):
+    CRASH = object()  # ``raises(..., otherwise=Expect.CRASH)``: another exception is a crash, shown as one
+
+    def raises(self, error, action, rule: str, otherwise=None):
         """``action()`` must raise ``error`` (a type or a tuple of types); returns the exception.
 
         Another exception is reported with ``otherwise`` instead of ``rule`` when given: a
-        crash elsewhere proves nothing about the rule, so it must not be blamed on it."""
+        crash elsewhere proves nothing about the rule, so it must not be blamed on it.  With
+        ``otherwise=Expect.CRASH`` (the test has proven the rule's own piece right) it is let
+        through as the crash it is, so its message says the learner's line; so is a
+        RecursionError always: a function that calls itself is never the rule's wrong answer."""
         wanted = t("expect.or").join(e.__name__ for e in (error if isinstance(error, tuple) else (error,)))
         try:
             action()
         except error as raised:
             return raised
-        except NotImplementedError:
+        except (NotImplementedError, RecursionError):
             raise
         except Exception as other:  # noqa: BLE001 - we report what came instead
+            if otherwise is Expect.CRASH:
+                raise
             self.fail(t("expect.raised_other", wanted=wanted, kind=type(other).__name__, error=other,
                         rule=otherwise or rule))
         self.fail(t("expect.raised_nothing", wanted=wanted, rule=rule))

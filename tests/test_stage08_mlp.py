@@ -203,7 +203,9 @@ def test_the_last_layer_is_linear(engine):
     set_layer(engine, layers[0], [1.0, 1.0], 0.0)    # hidden outputs 3, 3, 3
     set_layer(engine, layers[1], [-1.0, -1.0, -1.0], -0.5)
     out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 1])(x)")
-    expect.equal(out.data, -9.5, t("s8.last_linear_what"), t("s8.last_linear_rule", linear_last=LINEAR_LAST))
+    clipped = isinstance(out.data, (int, float)) and out.data >= 0  # the evidence of a ReLU on the last layer
+    expect.equal(out.data, -9.5, t("s8.last_linear_what"),
+                 t("s8.last_linear_rule", linear_last=LINEAR_LAST) if clipped else t("s8.last_linear_sum"))
 
 
 def test_hidden_layers_apply_relu(engine):
@@ -213,7 +215,9 @@ def test_hidden_layers_apply_relu(engine):
     set_layer(engine, layers[1], [-1.0, -1.0, -1.0], 0.0)  # -9 each, so relu gives 0
     set_layer(engine, layers[2], [1.0, 1.0, 1.0], 0.25)
     out = one_value(engine, model([1.0, 2.0]), "MLP(2, [3, 3, 1])(x)")
-    expect.equal(out.data, 0.25, t("s8.hidden_what"), t("s8.hidden_rule", hidden_relu=HIDDEN_RELU))
+    unclipped = close(out.data, 3 * -9.0 + 0.25)  # the evidence of a hidden layer without its ReLU
+    expect.equal(out.data, 0.25, t("s8.hidden_what"),
+                 t("s8.hidden_rule", hidden_relu=HIDDEN_RELU) if unclipped else t("s8.hidden_sum"))
 
 
 def neurons_by_layer(text):
@@ -360,6 +364,11 @@ def test_train_steps_against_the_gradient(engine):
     if same(got, after_steps(engine, 1, mean=False)):
         expect.fail(t("s8.summed"))
     moved = sum(abs(g - w) > 1e-12 for g, w in zip(got, [p.data for p in engine.MLP(1, [8, 1], seed=2).parameters()]))
+    if not moved:  # nothing moved: were the grads already gone when the update ran?
+        model = engine.MLP(1, [8, 1], seed=2)
+        engine.train(model, XS, YS, steps=1, lr=0.1)
+        if all(p.grad == 0.0 for p in model.parameters()):
+            expect.fail(t("s8.zeroed_before_update", total=len(got), rule=rule))
     expect.fail(t("s8.not_a_step", moved=moved, total=len(got), rule=rule))
 
 

@@ -184,10 +184,10 @@ def test_a_numbers_line_never_formats_what_is_not_a_number():
 
 # --- the article's += in stages 2-5 ----------------------------------------------
 
-GENERAL = ("The reference's rules assign (=) on purpose, and the article's += is right too: the two give the "
-           "same gradients until a node is used twice, and stage 6 shows why the article adds.")
+GENERAL = ("This stage's rules assign (=) on purpose, as the stubs of stages 2-5 do, and the article's += is right "
+           "too: the two give the same gradients until a node is used twice, and stage 6 shows why the article adds.")
 YOURS = ("Your rules add (+=), as the article writes, and that stays right: = and += give the same gradients "
-         "until a node is used twice (the reference assigns on purpose), and stage 6 shows why. "
+         "until a node is used twice (the stubs of stages 2-5 assign on purpose), and stage 6 shows why. "
          "Your code is already ready for it.")
 
 
@@ -244,7 +244,8 @@ def test_the_plus_equals_lines_in_japanese(kata, monkeypatch):
     in_language(monkeypatch, "ja")
     solve(kata, 2)
     assert feel.feel(stage(2), kata) == [
-        "模範解答の勾配の配り方はわざと代入（=）で書いてあります。記事の += も正解です。ノードが 2 回使われるまでは、"
+        "ステージ 2〜5 のスタブと同じく、このステージの勾配の配り方はわざと代入（=）で書いてあります。"
+        "記事の += も正解です。ノードが 2 回使われるまでは、"
         "どちらでも同じ勾配になります。記事がなぜ足し込むのかは、ステージ 6 で分かります。"]
     solve(kata, 2, adding)
     (line,) = feel.feel(stage(2), kata)

@@ -307,7 +307,7 @@ def fake_results(monkeypatch, passing: int):
     from types import SimpleNamespace
 
     from autograd_kata.learner import commands
-    monkeypatch.setattr(commands, "results", lambda stages, root, fresh=False: {
+    monkeypatch.setattr(commands, "results", lambda stages, root, fresh=False, overview=False: {
         s.number: SimpleNamespace(stage=s, ok=s.number <= passing) for s in stages})
 
 

@@ -132,16 +132,30 @@ def test_help_imports_none_of_the_heavy_parts():
 
 # --- status -----------------------------------------------------------------------
 
-def test_status_has_one_row_per_stage_and_names_the_next_command(kata, capsys):
+def test_status_has_one_row_per_stage_and_names_the_next_command(kata, capsys, monkeypatch):
+    no_runs(monkeypatch)  # every module is its pristine stub: "not started" needs no test run
     code, out, _ = run_kata(capsys, "status")
     assert code == 0
     lines = out.splitlines()
     for s in STAGES:
         row = next(line for line in lines if line.split()[:1] == [str(s.number)])
-        assert s.title in row and "not started" in row
-    assert f"0/{stage_test_count(1)}" in next(line for line in lines if line.split()[:1] == ["1"])
+        assert s.title in row and row.split()[-3:] == ["-", "not", "started"], row
     assert lines[-1] == ("Next: stage 1 (Value skeleton): edit exercises/stage01_value.py, "
                          "then run: kata check 1")
+
+
+def test_a_touched_stub_is_run_and_the_others_are_not(kata, capsys, monkeypatch):
+    path = kata / stage(1).source("exercises")
+    path.write_text(path.read_text() + "\n# started\n")
+    ran = []
+    from autograd_kata.core import runner
+    original = runner.run
+    monkeypatch.setattr(runner, "run", lambda impl, stages, root: ran.append([s.number for s in stages])
+                        or original(impl, stages, root))
+    _, out, _ = run_kata(capsys, "status")
+    assert ran == [[1]]
+    row = next(line for line in out.splitlines() if line.split()[:1] == ["1"])
+    assert f"0/{stage_test_count(1)}" in row and "in progress" in row
 
 
 def test_kata_alone_runs_status(kata, capsys):

@@ -70,6 +70,22 @@ CASES = (
          ("crash.reflected_order_free",)),
     Case("prev-kept-as-a-list", 1, "self._prev = set(_children)", "self._prev = list(_children)",
          "s1.prev.type", ("s1.prev.empty",)),
+    # issue 30: a mistake is named only with its evidence, and the first failure shown is the cause
+    Case("radd-loops", 3, "return self + other\n", "return other + self\n", "crash.reflected_order_free",
+         ("s3.not_implemented",)),
+    Case("mul-rule-read-off-the-output", 2, "self.grad = other.data * out.grad",
+         "self.grad = out.data / self.data * out.grad", "s2.mul.zero_divides"),
+    Case("zero-grad-after-backward", 8, "        model.zero_grad()\n        loss.backward()\n",
+         "        loss.backward()\n        model.zero_grad()\n", "s8.zeroed_before_update", ("s8.not_a_step",)),
+    Case("neuron-without-bias", 8, "zip(self.w, x, strict=True)), self.b)", "zip(self.w, x, strict=True)), Value(0.0))",
+         "s8.neuron_is", ("s8.last_linear_rule", "s8.hidden_rule")),
+    Case("neuron-bias-per-input", 8, "sum((wi * xi for wi, xi in zip(self.w, x, strict=True)), self.b)",
+         "sum((wi * xi + self.b for wi, xi in zip(self.w, x, strict=True)), Value(0.0))",
+         "s8.neuron_is", ("s8.last_linear_rule", "s8.hidden_rule")),
+    Case("refusal-is-a-value-error", 7, "    raise RuntimeError(_RELEASED)", "    raise ValueError(_RELEASED)",
+         "s7.refuse", ("crash.prefix",)),
+    Case("released-as-none", 7, "node._backward = _spent  # used once", "node._backward = None  # used once",
+         "crash.released_as_none", ("crash.none_called",)),
 )
 
 

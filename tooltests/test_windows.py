@@ -20,7 +20,7 @@ import types
 
 import pytest
 
-from autograd_kata.core import i18n, runner, term
+from autograd_kata.core import i18n, runner, state, term
 from autograd_kata.core.build import strip_markers
 from autograd_kata.core.manifest import stage
 from kit import kata_copy, run_kata
@@ -44,20 +44,22 @@ def test_under_an_ansi_code_page_the_childs_messages_are_still_in_the_learners_l
     monkeypatch.setenv("KATA_LANG", "ja")
     i18n.reset()
     assert runner.child_env("exercises")["PYTHONIOENCODING"] == "utf-8"
-    got = runner.run("exercises", [stage(1)], kata)[1]
+    got = state.spoken(runner.run("exercises", [stage(1)], kata)[1])  # as the learner's commands read it
     messages = {test.message for test in got.tests if test.message}
     assert messages and all("まだ書かれていません" in m for m in messages), sorted(messages)[:2]
     assert not any("not written yet" in m for m in messages)
 
 
 def test_the_simulation_is_faithful_a_cp1252_child_falls_back_to_english(kata, monkeypatch):
-    """Without the fix the child speaks English: the case above would fail."""
+    """A cp1252 child writes English words (the results are English data in any case: the child
+    speaks English, runner.child_env); they are said in Japanese when read, pipe or no pipe."""
     monkeypatch.setenv("KATA_LANG", "ja")
     i18n.reset()
     env = {**runner.child_env("exercises"), "PYTHONIOENCODING": "cp1252"}
     monkeypatch.setattr(runner, "child_env", lambda impl: env)
     got = runner.run("exercises", [stage(1)], kata)[1]
     assert any("not written yet" in test.message for test in got.tests)
+    assert all("まだ書かれていません" in test.message for test in state.spoken(got).tests if test.message)
 
 
 # --- a hang with pytest-timeout's thread method --------------------------------------------------

@@ -85,6 +85,9 @@ def advice(error: BaseException, frames, source: list[str], module_file: str) ->
                   if re.search(r"\._backward\s*=\s*_backward\s*\(\s*\)", line)]
         if called:
             return t("crash.backward_called", n=len(called), file=module_file, lines=", ".join(map(str, called)))
+        nulled = [n + 1 for n, line in enumerate(source) if re.search(r"\._backward\s*=\s*None\b", line)]
+        if nulled and frames and re.search(r"\._backward\s*\(\s*\)", frames[-1][3]):
+            return t("crash.released_as_none", line=nulled[0])
         return t("crash.none_called")
     if kind == "RecursionError":
         if not frames:
@@ -130,13 +133,36 @@ def _head(error: BaseException, limit: int = 300) -> str:
     return shorter if shorter == cut else cut
 
 
+def learner_frame(frames, root: Path, stage: int):
+    """Of ``frames`` (outermost first), the innermost in a function the stage leaves to the
+    learner (its stub's ``raise NotImplementedError("stage N: write X")``): a refusal raised
+    by the stub's own helper (``_spent``) is shown where the learner's code called it.  The
+    innermost frame when the stub cannot be read or no frame is the learner's."""
+    if not frames:
+        return None
+    try:
+        from autograd_kata.core.manifest import STAGES
+        from autograd_kata.core.state import pristine_stub
+        stub = pristine_stub(next(s for s in STAGES if s.number == stage), Path(root))
+    except Exception:  # noqa: BLE001 - no stub to read (a sandbox, a renamed stage): the innermost frame
+        return frames[-1]
+    theirs = {what.rsplit(".", 1)[-1] for n, what in STUB.findall(stub) if int(n) == stage}
+    return next((f for f in reversed(frames) if f[2] in theirs), frames[-1])
+
+
+# the stub's refusal of a second backward() (stages 7-8), written in English in the learner's file
+RELEASED = "backward() was called through a graph a second time"
+
+
 def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "") -> str:
     """The message for an unexpected exception while testing ``module_file``: data
     (``i18n.joined``) that any language can say again."""
     frames = frames_in(error, module_file)
     lines = [_head(error)]
+    if RELEASED in str(error):  # the stub's English words, told in the learner's language too
+        lines.append(joined(["  ", t("crash.released_gloss")]))
     if frames:
-        lines.append(t("crash.at", where=_where(frames[-1])))
+        lines.append(t("crash.at", where=_where(learner_frame(frames, root, stage))))
     elif test_place:
         lines.append(t("crash.in_test", place=test_place))
     said = advice(error, frames, _source(root, module_file), module_file)

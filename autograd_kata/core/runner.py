@@ -79,7 +79,9 @@ def child_env(impl: str) -> dict[str, str]:
     # a pipe takes the ANSI code page, which cannot show Japanese, so the child's messages
     # would fall back to English under a Japanese frame.
     env["PYTHONIOENCODING"] = "utf-8"
-    return i18n.child_env(env)  # the pytest child speaks the learner's language
+    # The child speaks English: its results are data (each message as catalogue ids), said in
+    # the learner's language when read (state.spoken), so one cached result serves every language.
+    return {**i18n.child_env(env), i18n.ENV: "en"}
 
 
 def needed_plugins(names=PLUGINS) -> list[str]:

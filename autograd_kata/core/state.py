@@ -27,8 +27,9 @@ from autograd_kata.core.build import PRISTINE_DIR, pristine_path
 from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import Stage
 
-CACHE_VERSION = 5  # 2: results read from the JSON results channel (full messages); 3: each test's kind;
-# 4: the classic mistake each failure names; 5: each test as the results file's entry (core.outcome)
+CACHE_VERSION = 6  # 2: results read from the JSON results channel (full messages); 3: each test's kind;
+# 4: the classic mistake each failure names; 5: each test as the results file's entry (core.outcome);
+# 6: one entry per content in any language (run in English, said in the learner's when read)
 
 
 def kata_dir(root: Path) -> Path:
@@ -142,22 +143,38 @@ def _digest(path: Path) -> str:
 
 def result_key(stage: Stage, root: Path, impl: str = "exercises") -> str:
     """A hash of everything a stage's result depends on: the module under
-    test, its test file, the shared test code, the pytest settings, the impl,
-    the interpreter and the language (the messages are stored in the language
-    they were run in, so a cached run never shows the other language)."""
+    test, its test file, the shared test code, the pytest settings, the impl
+    and the interpreter.  Not the language: a result is data, run in English
+    (``runner.child_env``) and said in the learner's language when it is read
+    (``spoken``), so one entry serves every language."""
     from autograd_kata import __version__
-    from autograd_kata.core.i18n import catalogue_files, current_language
+    from autograd_kata.core.i18n import catalogue_files
     root = Path(root)
-    lang = current_language()
     files = [stage.source(impl), stage.test_file, "conftest.py", "tests/expect.py",
              "tests/conftest.py", "pyproject.toml"]
-    h = hashlib.sha256(f"{CACHE_VERSION}|{__version__}|{sys.version}|{impl}|{stage.number}|{lang}".encode())
+    h = hashlib.sha256(f"{CACHE_VERSION}|{__version__}|{sys.version}|{impl}|{stage.number}".encode())
     for name in files:
         h.update(f"|{name}={_digest(root / name)}".encode())
-    for po in sorted({"en", lang}):  # a corrected message must not be served from the cache
-        for path in catalogue_files(po):
-            h.update(f"|{po}/{path.name}={_digest(path)}".encode())
+    for path in catalogue_files("en"):  # the stored words: a corrected message must not be served from the cache
+        h.update(f"|en/{path.name}={_digest(path)}".encode())
     return h.hexdigest()
+
+
+def spoken(result):
+    """``result`` with every test's message in the learner's language (from its messages
+    as data), and a missing test file's problem said in it too."""
+    from dataclasses import replace
+
+    from autograd_kata.core.i18n import current_language
+    lang = current_language()
+    problem = t("runner.tests_missing", file=result.stage.test_file) if result.tests_missing else result.problem
+    return replace(result, tests=[test.in_language(lang) for test in result.tests], problem=problem)
+
+
+def untouched(stage: Stage, impl: str = "exercises"):
+    """The result of a stage whose module is still the pristine stub: not started, no test run."""
+    from autograd_kata.core.results.model import StageResult
+    return StageResult(stage, impl, problem_kind="untouched")
 
 
 def cache_path(root: Path) -> Path:
@@ -168,7 +185,8 @@ def known_results(stages, root: Path, impl: str = "exercises") -> dict:
     """The stored ``StageResult`` of each of ``stages`` whose files have not
     changed since; nothing is run (a stage not in the cache is left out)."""
     store = load_json(cache_path(root), {})
-    return {s.number: r for s in stages if (r := _stored(store, s, impl, result_key(s, root, impl))) is not None}
+    return {s.number: spoken(r) for s in stages
+            if (r := _stored(store, s, impl, result_key(s, root, impl))) is not None}
 
 
 def _stored(store, stage: Stage, impl: str, key: str):
@@ -186,10 +204,13 @@ def _stored(store, stage: Stage, impl: str, key: str):
 
 
 def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = False, run=None,
-                   announce=None):
+                   announce=None, overview: bool = False):
     """Every stage's ``StageResult``, re-running (in one pytest process) only
     the stages whose files changed since their result was stored (all of them
-    with ``fresh``).  ``announce(stages)`` is called before a run, if given."""
+    with ``fresh``).  ``announce(stages)`` is called before a run, if given.
+    For an ``overview`` (``kata status``, which stage is next) a stage whose module
+    is still its pristine stub is ``untouched`` without a run: a fresh copy's first
+    ``kata`` runs no test at all."""
     if run is None:
         from autograd_kata.core.runner import run
     root = Path(root)
@@ -199,7 +220,10 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
     keys = {s.number: result_key(s, root, impl) for s in stages}
     results, stale = {}, []
     for s in stages:
-        known = None if fresh else _stored(store, s, impl, keys[s.number])
+        if overview and not fresh and impl == "exercises" and is_pristine(s, root):
+            known = untouched(s, impl)  # whatever the cache holds for the stub: the same answer, always
+        else:
+            known = None if fresh else _stored(store, s, impl, keys[s.number])
         if known is None:
             stale.append(s)
         else:
@@ -229,7 +253,7 @@ def cached_results(stages, root: Path, impl: str = "exercises", fresh: bool = Fa
             save_json(cache_path(root), store)
         except OSError:
             pass  # a read-only copy still gets its results, just not cached
-    return {s.number: results[s.number] for s in stages}
+    return {s.number: spoken(results[s.number]) for s in stages}
 
 
 # --- hint progress ----------------------------------------------------------

@@ -139,7 +139,22 @@ def student_readme(text: str, with_diff: bool = False) -> str:
             dropping = bool(README_DROPPED.match(line))
         if not dropping:
             out.append(line)
-    return "".join(out).rstrip("\n") + "\n"
+    return renumbered("".join(out)).rstrip("\n") + "\n"
+
+
+def renumbered(text: str) -> str:
+    """Every numbered list counted 1, 2, 3, ... again: a dropped step leaves no gap (1, 2, 3, 5).
+    A list goes on over its items' indented lines and ends at any other line."""
+    out, number = [], 0
+    for line in text.splitlines(keepends=True):
+        item = re.match(r"(\d+)\. ", line)
+        if item:
+            number = number + 1 if number else int(item[1])
+            line = f"{number}. {line[item.end():]}"
+        elif not line.startswith((" ", "\t")):
+            number = 0
+        out.append(line)
+    return "".join(out)
 
 
 def sha256(path: Path) -> str:

@@ -43,7 +43,7 @@ def status() -> int:
     root = find_root()
     check_ids()  # an added stage without its title or lesson in the catalogue: one line that names it
     style = make_style()
-    got = results(STAGES, root)
+    got = results(STAGES, root, overview=True)
     titles = {s.number: title(s) for s in STAGES}
     wide = max(width(text) for text in [*titles.values(), t("status.col.stage")])
     out = say
@@ -54,7 +54,9 @@ def status() -> int:
     for s in STAGES:
         r = got[s.number]
         state = stage_state(s, r, root)
-        if r.problem:
+        if r.untouched:  # its stub, unrun
+            tests = "-"
+        elif r.problem:
             tests = "-"
             problems.append((s, t("status.no_tests") if r.tests_missing
                              else t("status.untestable", n=s.number, problem=r.problem.splitlines()[0])))
@@ -84,7 +86,7 @@ def check(stage: str | None = None, everything: bool = False) -> int:
     check_ids()
     style = make_style()
     if stage is None:
-        s = first_unfinished(results(STAGES, root))
+        s = first_unfinished(results(STAGES, root, overview=True))
         if s is None:
             say(style.green(f"{style.tick} {t('check.all_pass', k=len(STAGES), last=STAGES[-1].number)}"))
             return 0
@@ -128,7 +130,7 @@ def hint(stage: str | None = None, level: int | None = None) -> int:
     check_ids()
     style = make_style()
     if stage is None:  # as `kata check`: the first unfinished stage
-        s = first_unfinished(results(STAGES, root))
+        s = first_unfinished(results(STAGES, root, overview=True))
         if s is None:
             say(style.green(t("hint.all_done", n=len(STAGES), last=STAGES[-1].number)))
             return 0

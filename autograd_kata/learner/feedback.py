@@ -70,9 +70,10 @@ def announce(stages) -> None:
         pass
 
 
-def results(stages, root, fresh=False):
+def results(stages, root, fresh=False, overview=False):
+    """Each stage's result; for an ``overview`` an untouched stub is "not started" unrun."""
     from autograd_kata.core.state import cached_results
-    return cached_results(stages, root, fresh=fresh, announce=announce)
+    return cached_results(stages, root, fresh=fresh, announce=announce, overview=overview)
 
 
 def first_unfinished(all_results) -> Stage | None:
@@ -104,6 +105,8 @@ def stage_state(s: Stage, result, root: Path) -> str:
     """done, in progress, not started (or: file missing)."""
     if result.ok:
         return "done"
+    if result.untouched:
+        return "not started"
     if not (root / s.source("exercises")).is_file():
         return "file missing"
     from autograd_kata.core.state import is_pristine

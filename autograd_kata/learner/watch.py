@@ -100,7 +100,7 @@ def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
         seen = snapshot(folder)
         while True:
             if target is None:
-                target = first_unfinished(results(STAGES, root))
+                target = first_unfinished(results(STAGES, root, overview=True))
             if clear:
                 sys.stdout.write("\033[2J\033[H")  # a fresh screen for the latest result
             stamp = time.strftime("%H:%M:%S")
@@ -111,10 +111,12 @@ def watch(root: Path, given: Stage | None, poll: bool = False) -> int:
                 result = results([target], root)[target.number]
                 ok = report(result, root, style, feel=lambda s: feel(s, root))
                 if ok and given is None:
-                    target = first_unfinished(results(STAGES, root))
-                    if target is not None:
+                    target = first_unfinished(results(STAGES, root, overview=True))
+                    if target is not None:  # run it now, below the pass, not at the next save
                         say(style.bold(t("watch.now", n=target.number, title=title(target),
                                          file=target.source("exercises"))))
+                        say("")
+                        report(results([target], root)[target.number], root, style, feel=lambda s: feel(s, root))
             say(style.dim(t("watch.waiting", how=how)))
             seen = wait_for_change(folder, changed, seen)
     except KeyboardInterrupt:

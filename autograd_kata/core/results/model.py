@@ -116,11 +116,17 @@ class StageResult(Tally):
     tests: list[TestResult] = field(default_factory=list)
     problem: str = ""       # why the stage did not pass when its tests cannot say it (could not run, ...)
     complete: bool = True   # every test of the stage was selected (no -k, -m, ...)
-    problem_kind: str = ""  # "hang" (stopped), "missing" (no test file), "crash" (the run failed) or ""
+    problem_kind: str = ""  # "hang" (stopped), "missing" (no test file), "crash" (the run failed),
+    # "untouched" (the module is its pristine stub: not run, no tests) or ""
 
     @property
     def ok(self) -> bool:
         return not self.problem and self.complete and self.all_passed
+
+    @property
+    def untouched(self) -> bool:
+        """Not run: the module is still its pristine stub (``state.untouched``)."""
+        return self.problem_kind == "untouched"
 
     @property
     def tests_missing(self) -> bool:

@@ -43,6 +43,16 @@ class ModuleBroken(Exception):
     """The stage module could not be imported."""
 
 
+def import_line(error, name: str) -> int | None:
+    """The line of module ``name``'s file an import stopped at: a SyntaxError's own, else the
+    innermost frame in that file (a NameError in a default argument, a bad import, ...)."""
+    if isinstance(error, SyntaxError):
+        return error.lineno
+    path = name.replace(".", "/") + ".py"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.replace("\\", "/").endswith(path)]
+    return frames[-1].lineno if frames else None
+
+
 def broken(name, kind, error, lineno):
     where = t("check.at_line", line=lineno) if lineno else ""
     return ModuleBroken(t("check.no_import", file=f"{name.replace('.', '/')}.py", where=where, kind=kind, error=error))
@@ -152,10 +162,11 @@ def pytest_runtest_makereport(item, call):
     if kind in ("crash", "hang", "unwritten") and call.excinfo and stage:
         frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
         if frames:  # the learner's line (a stub's raise too), as data: the message says it in words
-            record_where(report, frames[-1][0], frames[-1][1])
+            mine = explain.learner_frame(frames, item.config.rootpath, stage.number) if kind == "crash" else frames[-1]
+            record_where(report, mine[0], mine[1])
     said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
-        record_said(report, [said], named)
+        record_said(report, [said], named or mistakes_named([said], stage))
     return report
 
 
