@@ -1,7 +1,7 @@
 """The instructor's trial of issue 18: a class of 40 made from the reference, the
 stubs and the classic-mistake catalogue, graded with ``kata grade --class``.
 
-    python benchmarks/course.py [--out DIR] [--workers N] [--size 40] [--compare]
+    python benchmarks/course.py [--out DIR] [--workers N] [--size 40] [--compare] [--load N]
 
 The class (``size`` 40; other sizes keep the proportions): 8 complete, 8 untouched
 stubs, 12 partial (stages 1..k done, k = 1..7, the rest stubs), 8 with one classic
@@ -15,7 +15,9 @@ truth table's.
 the yardstick of issue 18: one in-process ``pytest`` per submission (the
 student's files as ``exercises/`` of a copy of the kata, the hidden checks on
 with the same kind of seed), no judge, no sandbox; and prints the CPU seconds
-per submission of both and their ratio (the goal: at most 1.5).
+per submission of both and their ratio (the goal: at most 1.5).  ``--load N`` keeps N
+busy processes spinning through both measurements (a shared grading machine: the goal
+holds under load too) and prints the load average each ran at.
 """
 from __future__ import annotations
 
@@ -120,13 +122,30 @@ def plain_runs(klass: Path) -> float:
         return (cpu() - before) / len(folders)
 
 
+def spinners(n: int) -> list:
+    """``n`` processes that only burn CPU (the load of a shared machine), until ended."""
+    import subprocess
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=None, help="where the class and its grades go (default: a temp dir)")
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--size", type=int, default=40)
     p.add_argument("--compare", action="store_true", help="then run the same tests the plain way, and compare")
+    p.add_argument("--load", type=int, default=0, help="busy processes spinning meanwhile (default: none)")
     args = p.parse_args(argv)
+    load = spinners(args.load)
+    try:
+        return measure(args)
+    finally:
+        for proc in load:
+            proc.kill()
+            proc.wait()
+
+
+def measure(args) -> int:
     where = args.out or Path(tempfile.mkdtemp(prefix="kata-course-"))
     truth = build(where / "class", args.size)
     start, cpu0 = time.monotonic(), cpu()
@@ -137,13 +156,14 @@ def main(argv=None) -> int:
     print(class_outputs.summary_path(where / "grades.csv").read_text(encoding="utf-8"))
     n = len(records)
     print(f"{n} submissions in {wall:.0f} s wall ({wall / n:.1f} s each), {used / n:.1f} CPU s per submission; "
-          f"{os.cpu_count()} CPUs; grades in {where}")
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; grades in {where}")
     for name, got, want in wrong:
         print(f"WRONG: {name} scored {got}, the truth table says {want}")
     if args.compare:
         plain = plain_runs(where / "class")
-        print(f"the same tests, one plain pytest per submission: {plain:.2f} CPU s per submission; "
-              f"grading costs {used / n / plain:.2f}x that (goal: at most 1.5x)")
+        print(f"the same tests, one plain pytest per submission: {plain:.2f} CPU s per submission "
+              f"(load average {os.getloadavg()[0]:.1f}); grading costs {used / n / plain:.2f}x that "
+              f"(goal: at most 1.5x)")
     return 1 if wrong else 0
 
 

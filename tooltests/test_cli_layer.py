@@ -232,7 +232,9 @@ def test_kata_help_imports_no_handler_module():
 
 def test_the_workflow_grades_through_the_instructor_entry():
     text = (PACKAGE / "templates" / "kata-grade.yml.tmpl").read_text(encoding="utf-8")
-    assert "python -m autograd_kata.instructor grade --format junit" in text
+    # the installed grader, isolated from the repository's files (-I), writing JUnit
+    assert "python -I -m autograd_kata.instructor grade --submission" in text
+    assert "--format junit" in text
     assert '"-m", "autograd_kata.instructor", "grade"' in (PACKAGE / "templates" /
                                                            "classroom50_autograder.py.tmpl").read_text(encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "autograd_kata.instructor", "grade", "--stage", "99"],

@@ -322,6 +322,26 @@ def test_the_summary_says_each_stages_students_by_status_and_names_mistakes_only
     assert f"  ステージ 1: {label(1, 'expected the float 0.0', 'ja')} -- 1 人: cy" in ja.splitlines()
 
 
+def test_a_named_classic_mistake_is_that_mistake_in_the_summary_never_a_crash(tmp_path):
+    """Stage 8: the SGD step climbs (a wrong value naming the mistake) and a later test crashes on
+    the overflow it causes: the student is filed under "failed" with the mistake, not "crashes".
+    Stage 7's tests naming stage 5's visited list put that mistake in the summary, under stage 5."""
+    from autograd_kata.classroom.course.records import record
+    climbs = StageGrade(stage(8), source="exercises/stage08_mlp.py", problem="1 of 2 tests did not pass")
+    climbs.tests = [Result("tests/test_stage08_mlp.py::test_step", "failed", "uphill", "wrong", mistakes=["climbs"]),
+                    Result("tests/test_stage08_mlp.py::test_train", "failed", "OverflowError", "crash")]
+    visits = StageGrade(stage(7), source="exercises/stage07_zero_grad.py", problem="1 of 1 tests did not pass")
+    visits.tests = [Result("tests/test_stage07_zero_grad.py::test_big", "failed", "each node once", "wrong",
+                           mistakes=["no-visited"])]
+    report = Report("ada", [visits, climbs], isolated=True)
+    course = record("ada", report, tmp_path, (stage(7), stage(8)), "f", "t", {}, None)
+    assert course["status"] == {"7": "failed", "8": "failed"}
+    assert course["mistakes"] == {"5": ["each node once"], "8": ["uphill"]}
+    summary = class_outputs.class_summary([course], (stage(7), stage(8)))
+    assert "crashes" not in summary
+    assert f"stage 8: {label(8, 'uphill')} -- 1: ada" in summary and f"stage 5: {label(5, 'each node once')}" in summary
+
+
 def test_a_label_is_true_of_every_mistake_that_gives_its_phrase():
     """Two catalogued mistakes with one phrase get one label: it may not be the words of only one
     of them (stage 7's 'resets every parameter but the last' was a student's who zeroed only the last)."""
@@ -503,6 +523,33 @@ def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
     proc = run(["bash", "-c", merge.replace("kata ", " ".join(kata) + " ", 1)], cwd=checkout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10"]
+
+
+def test_a_student_named_like_an_option_is_regraded_by_name(tmp_path):
+    """``--student -m17``: a folder name that starts with a dash is still the option's value."""
+    klass = tmp_path / "class"
+    for name in ("-m17", "ada"):
+        (klass / name / "exercises").mkdir(parents=True)
+        (klass / name / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    kata = [sys.executable, "-m", "autograd_kata.instructor", "grade", "--class", str(klass), "--out", str(out),
+            "--stage", "1"]
+    assert run(kata, cwd=ROOT).returncode == 0
+    proc = run(kata + ["--student", "-m17"], cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.startswith("-m17: 10/10"), proc.stdout + proc.stderr
+
+
+def test_a_misnamed_stage_file_is_named_in_the_reason(tmp_path):
+    """A re-downloaded ``stage01_value (1).py`` is not graded (the rule is the exact name), and the
+    reason says which file was seen and what to call it."""
+    from autograd_kata.classroom.grading.grade import grade
+    (tmp_path / "ada" / "exercises").mkdir(parents=True)
+    (tmp_path / "ada" / "exercises" / "stage01_value (1).py").write_text(reference(1), encoding="utf-8")
+    report = grade(tmp_path / "ada", ROOT, [stage(1)], jobs=1)
+    (g,) = report.stages
+    assert g.score == 0 and g.graded and not g.source
+    assert g.problem == ("no exercises/stage01_value.py in the submission; found exercises/stage01_value (1).py, "
+                         "which is not graded: rename it stage01_value.py"), g.problem
 
 
 # --- Classroom 50 -----------------------------------------------------------------------------------

@@ -72,15 +72,16 @@ def test_the_stage_table_names_every_method_the_stage_adds(s):
         f"(autograd_kata/core/operations.py) adds in stage {s.number}: add them to 'you write'")
 
 
-def test_the_maintainers_guide_lists_every_section_in_its_contents():
-    text = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("guide", ["maintainers.md", "instructors.md"])
+def test_the_guides_list_every_section_in_their_contents(guide):
+    text = (ROOT / "docs" / guide).read_text(encoding="utf-8")
     headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
     contents = text[text.index("## Contents"):]
     contents = contents[:contents.index("\n## ", 1)]
     listed = re.findall(r"\[([^\]]+)\]\(#([^)]+)\)", contents)
     anchor = {h: re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
     assert sorted(h for h, _ in listed) == sorted(h for h in headings if h != "Contents"), (
-        f"docs/maintainers.md's Contents lists {sorted(h for h, _ in listed)}, its sections are {headings}")
+        f"docs/{guide}'s Contents lists {sorted(h for h, _ in listed)}, its sections are {headings}")
     wrong = [(h, a) for h, a in listed if anchor.get(h) != a]
     assert not wrong, f"Contents links that lead nowhere (GitHub's anchor of each heading): {wrong}"
 

@@ -117,7 +117,8 @@ def test_the_learner_loop_runs_on_three_systems_for_every_python_the_classifiers
     assert run(["bash", "-n", str(loop)], cwd=ROOT).returncode == 0
     text = loop.read_text(encoding="utf-8")
     for command in ("kata\" init", "kata\" check 1", "kata\" hint 1", "-m pytest -q", "--lang ja check 1",
-                    "autograd-kata\" --version", "-m pytest --impl solutions", '"$work"/dist/*.whl'):
+                    "autograd-kata\" --version", "-m pytest --impl solutions", '"$work"/dist/*.whl',
+                    'expect 0 "$dev/kata" grade', 'expect 2 "$dev/kata" grade', "the jail needs Linux"):
         assert command in text, command
 
 

@@ -72,6 +72,8 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
     kinds = [t.kind for t in g.tests if t.status != "passed"]  # data the judge wrote, not its words
     if "import" in kinds:
         return "no_import"
+    if _named(g):  # a classic mistake the report names is that mistake, though a later test crashed on it
+        return "failed"
     if "hang" in kinds or g.problem_kind == "hang":
         return "hangs"
     if "crash" in kinds or g.problem_kind == "crash":
@@ -79,14 +81,20 @@ def stage_status(g, submission: Path, stub: bytes | None) -> str:
     return "failed"
 
 
-def stage_mistakes(g, status: str) -> list[str]:
-    """The classic mistakes (their phrases) a failed stage's tests name (the judge names them:
-    ``mistakes`` in its results, whatever language it spoke); none for a stage
-    not started (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
+def stage_mistakes(g, status: str) -> list[tuple[int, str]]:
+    """The classic mistakes (stage, phrase) a failed stage's tests name (the judge names them:
+    ``mistakes`` in its results, whatever language it spoke), an earlier stage's too (stage 7's
+    tests find stage 5's visited list), each under its own stage; none for a stage not started
+    (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
     if status in ("passed", "no_file", "not_started", "no_import", "not_graded"):
         return []
+    return _named(g)
+
+
+def _named(g) -> list[tuple[int, str]]:
+    """(the stage it belongs to, its phrase) of every catalogued mistake ``g``'s failing tests name."""
     named = {ident for t in g.tests if t.status != "passed" for ident in t.mistakes}
-    return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
+    return [(number, phrase) for number, phrase, ident in PHRASES if ident in named]
 
 
 def _data(text) -> dict | None:
@@ -97,12 +105,12 @@ def _data(text) -> dict | None:
 def record(name: str, report, submission: Path, stages, files: str, tests: str, stub: dict,
            seed: int | None) -> dict:
     """What the course keeps of one student's grading (the ``course`` part of its JSON)."""
-    status, mistakes = {}, {}
+    status: dict[str, str] = {}
+    mistakes: dict[str, list[str]] = {}
     for g in report.stages:
         status[str(g.stage.number)] = stage_status(g, submission, stub.get(g.stage.number))
-        found = stage_mistakes(g, status[str(g.stage.number)])
-        if found:
-            mistakes[str(g.stage.number)] = found
+        for number, phrase in stage_mistakes(g, status[str(g.stage.number)]):
+            mistakes[str(number)] = sorted({*mistakes.get(str(number), []), phrase})
     by = {g.stage.number: g.score if g.graded else None for g in report.stages}  # None: not graded, never 0
     return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
             "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,

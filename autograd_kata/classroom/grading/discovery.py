@@ -66,6 +66,17 @@ def find_stage_files(submission: Path, stage: Stage) -> list[Path]:
     return sorted(found, key=rank)
 
 
+def near_misses(submission: Path, stage: Stage, most: int = 5) -> list[Path]:
+    """Files that look meant for ``stage`` but are not named its module exactly (a re-download's
+    ``stage04_tanh (1).py``, ``stage04_tanh.py.txt``, ``Stage04_Tanh.py``): never graded (the rule
+    is the exact name), but named in the reason, so the student knows what to rename."""
+    submission, prefix = Path(submission), f"stage{stage.number:02d}"
+    exact = f"{stage.module}.py"
+    found = [Path(folder) / name for folder, files in _walk(submission) for name in files
+             if name != exact and name.lower().startswith(prefix) and ".py" in name.lower()]
+    return sorted(found, key=lambda p: (len(p.relative_to(submission).parts), str(p)))[:most]
+
+
 def read_regular(path: Path, cap: int = MAX_FILE) -> bytes | None:
     """The bytes of ``path`` if it is a regular file (not a link, a FIFO, a device) of at
     most ``cap`` bytes; else None. Never blocks, never follows a link, never reads past ``cap``."""

@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular, shown
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, near_misses, read_regular, shown
 from autograd_kata.classroom.grading.report import MAX_FOUND, StageGrade, say
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.manifest import Stage
@@ -49,7 +49,10 @@ def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
     grade.found = [shown(str(p.relative_to(submission))) for p in found[:MAX_FOUND]]
     grade.found_total = len(found)
     if not found:
-        grade.problem = say("report.reason.no_file", file=stage.source("exercises"))
+        near = [shown(str(p.relative_to(submission))) for p in near_misses(submission, stage)]
+        grade.problem = say("report.reason.no_file_but", file=stage.source("exercises"), found=", ".join(near),
+                            name=f"{stage.module}.py") if near else say("report.reason.no_file",
+                                                                         file=stage.source("exercises"))
         return grade
     source = grade.file = found[0]
     grade.source = grade.found[0]
