@@ -16,11 +16,13 @@ import errno
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_course import fake_grade
+from test_course import counting, fake_grade
 
 from autograd_kata.classroom.course import outputs as class_outputs
 from autograd_kata.classroom.course import run as course
@@ -279,6 +281,52 @@ def test_a_student_whose_grading_fails_is_not_graded_with_the_reason_and_the_run
     with pytest.raises(OSError, match="No space left"):
         course.grade_class(k, ROOT, out, (stage(1),), grade_one=full_disk, workers=1, force=True)
     assert out.read_text(encoding="utf-8-sig").splitlines()[:2] == ["student,stage1,total,max", "ada,10,10,10"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 96 KiB tmpfs (root only: mounting needs it)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mount)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"no tmpfs could be mounted here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_stops_the_run_loses_no_work_and_a_rerun_resumes(tmp_path, tiny_disk):
+    """The reports fill the disk midway: the run stops with the disk's error, every student in
+    the CSV has whole reports, nothing half-written is left, and a rerun elsewhere keeps them."""
+    k = tmp_path / "class"
+    names = [f"s{i:02d}" for i in range(12)]
+    for name in names:
+        put(k / name, STAGE1, "x" * 3000 + " <big> \n")  # a failure message: about 10 KB of reports each
+    out = tiny_disk / "grades.csv"
+    with pytest.raises(OSError) as raised:
+        course.grade_class(k, ROOT, out, (stage(1),), grade_one=fake_grade, workers=1)
+    assert raised.value.errno == errno.ENOSPC
+    left = sorted(p.name for p in tiny_disk.rglob("*"))
+    assert not [n for n in left if n.endswith(".partial")], left
+    reports = class_outputs.reports_dir(out)
+    recorded = sorted(p.stem for p in reports.glob("*.json"))
+    assert 0 < len(recorded) < len(names), left
+    in_csv = class_outputs.read_csv_students(out) if out.exists() else []
+    assert set(in_csv) <= set(recorded), "the CSV names only students with whole reports"
+    for name in recorded:
+        data = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
+        assert data["course"]["student"] == name and (reports / f"{name}.txt").is_file()
+    roomy = tmp_path / "roomy"
+    shutil.copytree(tiny_disk, roomy)
+    calls, counted = counting()
+    records = course.grade_class(k, ROOT, roomy / "grades.csv", (stage(1),), grade_one=counted, workers=1)
+    assert [r["student"] for r in records] == names
+    assert sorted(calls) == sorted(set(names) - set(recorded)), "who was kept is not graded again"
 
 
 def test_a_name_starting_with_a_quote_or_a_formula_merges_back(tmp_path, capsys):
