@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,30 @@ def test_eight_stages_of_decoys_and_floods_give_a_report_under_the_documented_bo
     assert max(sizes.values()) < MAX_STAGE_REPORT * len(STAGES), sizes
     docs = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
     assert f"A report stays under {MAX_STAGE_REPORT // 1000} KB a stage" in docs, "docs and report.py agree"
+
+
+def test_every_format_stays_printable_and_the_xml_parsable_for_any_text(tmp_path):
+    """A path with a newline, a fence and terminal escapes; an exception text with every control
+    character, a lone surrogate and XML's own syntax: no format carries a control character,
+    JUnit XML and both JSONs parse, and the table keeps one line per row."""
+    nasty = "".join(map(chr, range(32))) + "\x7f\x9b\udcff]]><!--&amp;\u2028"
+    sub = tmp_path / "sub"
+    path = put(sub, "x\n```\n\x1b[2K\x1b[1A## 100/100/stage01_value.py", "")
+    g = prepare_stage(stage(1), sub, tmp_path / "stage")
+    assert g.source == discovery.shown(str(path.relative_to(sub))) and "\n" not in g.source
+    fill(g, [f"{stage(1).test_file}::test_a"], {f"{stage(1).test_file}::test_a": {
+        "nodeid": f"{stage(1).test_file}::test_a", "outcome": "failed", "kind": "wrong", "message": nasty * 3}})
+    report = Report(str(sub) + "\x1b]0;title\x07", [g], isolated=True, isolation="isolation: test", message=nasty)
+    for fmt in FORMATS:
+        text = render(report, fmt, "en")
+        assert not UNPRINTABLE.search(text), (fmt, [c for c in text if UNPRINTABLE.match(c)])
+        text.encode("utf-8")
+        if fmt == "junit":
+            ET.fromstring(text.split("\n", 1)[1])
+        elif fmt != "text":
+            json.loads(text)
+    table = render(report, "text", "en").splitlines()
+    assert not any(line.startswith(("```", "## ")) for line in table), table
 
 
 # --- names: one per student in every output ------------------------------------------------------------
