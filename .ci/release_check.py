@@ -51,9 +51,11 @@ def changelog_date(text: str, ver: str) -> tuple[str | None, str]:
 
 
 def wheel_description(wheel: Path) -> str:
+    """The wheel's long description: its METADATA's body, after the headers (whose
+    Project-URLs, such as the Changelog's, may rightly point into main)."""
     with zipfile.ZipFile(wheel) as archive:
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-        return archive.read(name).decode("utf-8")
+        return archive.read(name).decode("utf-8").partition("\n\n")[2]
 
 
 def dist_problems(dist: Path, ver: str, tag: str) -> list[str]:

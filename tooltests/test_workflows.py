@@ -136,7 +136,7 @@ def test_the_two_ubuntu_jobs_run_all_of_ci_run_between_them_as_root():
         job = jobs[name]
         assert job["runs-on"] == "ubuntu-24.04" and job["timeout-minutes"] <= 15
         (step,) = [s for s in steps(job) if "bash .ci/run" in s.get("run", "")]
-        assert step["run"].startswith("sudo ") and "KATA_CI_STEPS" in step["run"]  # root, the parts kept
+        assert step["run"].startswith("sudo -E ")  # root, with the KATA_ variables kept
         assert step["env"]["KATA_TORCH_INDEX"].endswith("/whl/cpu")  # not this machine's torch file
         parts += step["env"]["KATA_CI_STEPS"].split()
     assert sorted(parts) == sorted(ci_parts()), "every part of .ci/run runs on GitHub, once"
@@ -203,7 +203,8 @@ def test_the_release_check_refuses_a_wrong_tag_or_an_undated_version(tmp_path, t
 def fake_dist(folder: Path, version: str, description: str) -> Path:
     folder.mkdir()
     with zipfile.ZipFile(folder / f"autograd_kata-{version}-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA", f"Name: autograd-kata\n\n{description}")
+        wheel.writestr(f"autograd_kata-{version}.dist-info/METADATA",  # a header may link into main
+                       f"Name: autograd-kata\nProject-URL: Changelog, https://x/blob/main/CHANGELOG.md\n\n{description}")
     (folder / f"autograd_kata-{version}.tar.gz").write_bytes(b"")
     return folder
 

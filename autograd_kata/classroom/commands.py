@@ -60,6 +60,9 @@ def grade(submission: str | None = None, fmt: str = "text", out: str | None = No
         return _merge(list(shards), out, lang, alone=not (submission or class_dir) and fmt == "text")
     if shards:
         raise Refusal(f"{shards[0]}: only --merge takes files (the shards' CSVs)", code=2, where="grade")
+    import sys
+    if sys.platform.startswith(("win", "cygwin")):  # no sessions, process groups or rlimits for the sandbox
+        raise Refusal(t("grade.refused.windows"), code=2, where="grade")
     from autograd_kata.classroom.grading import grade as g
     from autograd_kata.core.manifest import STAGES, stage
 

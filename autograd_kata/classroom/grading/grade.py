@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -87,9 +86,11 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
                     warnings=reference_warnings(Path(grader_root), found.isolated))
     report.hidden_seed = secrets.randbits(64) if seed is None else seed
     jail.become_subreaper()
+    jail.not_dumpable()  # the hidden seed is in this process's memory: closed to a sandbox of its uid
     if found.mode == "chroot":
         try:
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
+            jailroot.sweep_stages(Path(found.root))  # what a grader killed midway left there
         except (OSError, jailroot.JailBroken) as error:
             report.message = say("report.reason.jail_unsound", error=str(error))
             report.stages = _not_graded(stages, report.message)
@@ -131,7 +132,7 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
         report.stages = _not_graded(stages, report.message)
     finally:
         for folder in made:
-            shutil.rmtree(folder, ignore_errors=True)
+            jailroot.remove_stage(folder)
 
 
 def not_graded(submission: Path, stages, error: BaseException) -> Report:

@@ -53,7 +53,8 @@ def _run(args, cwd: Path, env: dict, timeout: float, log: Path) -> _Run:
     start = time.monotonic()
     with open(log, "wb") as sink:
         proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=jail.die_with_parent)  # a killed grader takes its judges along
         timed_out = False
         try:
             proc.wait(timeout=timeout)

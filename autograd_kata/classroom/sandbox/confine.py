@@ -10,30 +10,32 @@ from __future__ import annotations
 
 import ctypes
 import os
-import resource
 import signal
 import sys
 from dataclasses import dataclass
+
+try:
+    import resource
+except ImportError:  # Windows: no rlimits (kata grade refuses to grade there: commands.py)
+    resource = None  # type: ignore[assignment]
 
 from autograd_kata.classroom.sandbox import seccomp
 
 GiB = 1 << 30
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): what this process execs gets no address randomization
-LIMITS = {  # rlimit -> value; RLIMIT_CPU comes from KATA_SANDBOX_CPU
-    resource.RLIMIT_AS: GiB,
-    resource.RLIMIT_NPROC: 1,      # the engine needs one process and no thread
-    resource.RLIMIT_NOFILE: 64,
-    resource.RLIMIT_FSIZE: 8 << 20,
-    resource.RLIMIT_CORE: 0,
-    resource.RLIMIT_MEMLOCK: 0,
-    resource.RLIMIT_MSGQUEUE: 0,
-}
+WANTED = {"RLIMIT_AS": GiB, "RLIMIT_NPROC": 1,  # the engine needs one process and no thread
+          "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": 8 << 20, "RLIMIT_CORE": 0, "RLIMIT_MEMLOCK": 0, "RLIMIT_MSGQUEUE": 0}
+# rlimit -> value, those this system has (macOS: no RLIMIT_MSGQUEUE); RLIMIT_CPU comes from KATA_SANDBOX_CPU
+LIMITS = {getattr(resource, name): value for name, value in WANTED.items() if hasattr(resource, name)}
 
 # <sched.h>, <sys/mount.h>, <sys/prctl.h>
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = seccomp.CLONE_NEWNS, seccomp.CLONE_NEWIPC, seccomp.CLONE_NEWUSER
 CLONE_NEWPID, CLONE_NEWNET = seccomp.CLONE_NEWPID, seccomp.CLONE_NEWNET
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 0x4000, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+# a mount's flags that a user namespace may not clear (the kernel locks them), as statvfs reports
+# them (ST_*) -> as a remount keeps them (MS_*): noexec, noatime, nodiratime, relatime
+LOCKED = {8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 
 # what a Python interpreter needs from the system, bound read-only into the namespaces' root
 SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
@@ -52,6 +54,29 @@ def libc():
     return _libc
 
 
+def prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)`` where there is one (Linux); False elsewhere or if refused."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return libc().prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent() -> None:
+    """SIGKILL for this process when the thread that started it ends (a judge's ``preexec_fn``:
+    a grader killed by its platform's timeout takes its judges, and so their sandboxes, along)."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def not_dumpable() -> bool:
+    """This process's memory, environment (the judge's holds ``KATA_HIDDEN_SEED``) and
+    descriptors become unreadable to processes of its own uid: /proc/<pid>/ turns root's,
+    ptrace, process_vm_readv and pidfd_getfd are refused (until it executes another program)."""
+    return prctl(PR_SET_DUMPABLE, 0)
+
+
 def _check(result: int, what: str) -> None:
     if result != 0:
         errno = ctypes.get_errno()
@@ -65,6 +90,8 @@ def _mount(source, target, fstype, flags, data=None) -> None:
 
 
 def _set_limits(cpu: int) -> None:
+    if resource is None:
+        return
     for which, value in {**LIMITS, resource.RLIMIT_CPU: cpu}.items():
         soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
@@ -99,7 +126,7 @@ def _in_pid_namespace() -> None:
     first = os.fork()
     if first == 0:
         os.close(read)
-        libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         sandbox = os.fork()
         if sandbox == 0:
             os.close(write)
@@ -131,6 +158,22 @@ def _wait(pid: int) -> int:
             continue
 
 
+class Refused(OSError):
+    """A step of the sandbox's start was refused: the sandbox does not run (``str()`` says which)."""
+
+
+def read_only(target: str) -> None:
+    """Remount the bind mount at ``target`` read-only, keeping the flags a user namespace may not
+    clear (a stage folder on a ``noexec`` TMPDIR); ``Refused`` unless it is read-only after."""
+    kept = sum(ms for st, ms in LOCKED.items() if os.statvfs(target).f_flag & st)
+    try:
+        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | kept)
+    except OSError as error:
+        raise Refused(error.errno, f"{target} could not be made read-only: {error.strerror}") from None
+    if not os.statvfs(target).f_flag & os.ST_RDONLY:
+        raise Refused(0, f"{target} is still writable after its read-only remount")
+
+
 def _build_root(folder: str, python: str) -> None:
     """In the new mount namespace: a tmpfs at ``folder`` becomes the new root, holding the
     system read-only and ``folder``'s own contents at its path; then it is made read-only too."""
@@ -150,10 +193,7 @@ def _build_root(folder: str, python: str) -> None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             open(target, "a").close()
         _mount(source, target, None, flags)
-        try:
-            _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        except OSError:
-            pass  # a mount whose flags a user namespace may not change; the uid cannot write it anyway
+        read_only(target)
 
     prefixes = [sys.base_prefix, os.path.dirname(python)]
     for path in SYSTEM:
@@ -186,12 +226,26 @@ class Plan:
     cpu: int
 
 
-def child(plan: Plan, ids: tuple[int, int] | None) -> None:
+def child(plan: Plan, ids: tuple[int, int] | None, why: int | None = None) -> None:
+    """The sandbox's set-up (its ``preexec_fn``); a step that fails writes why to the pipe ``why``
+    (the launcher's) and the launch fails with it."""
+    try:
+        _confine(plan, ids)
+    except BaseException as error:
+        if why is not None:
+            os.write(why, f"{error}".encode(errors="replace")[:2000])
+        raise
+
+
+def _confine(plan: Plan, ids: tuple[int, int] | None) -> None:
+    prctl(PR_SET_DUMPABLE, 1)  # the judge is not (not_dumpable); a user namespace's maps need it
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the judge dies: this process and its namespace die too
     os.setsid()
     # the same addresses on every run (no ASLR for what it execs): code whose answer depends on
     # id() or on a set's order (a set of nodes, ordered by address) answers alike, so --seed
     # reproduces a grading byte for byte (where the machine allows it: Docker's seccomp may not)
-    libc().personality(libc().personality(0xFFFFFFFF) | ADDR_NO_RANDOMIZE)
+    if sys.platform.startswith("linux"):
+        libc().personality(libc().personality(0xFFFFFFFF) | ADDR_NO_RANDOMIZE)
     if plan.mode == "namespaces":
         _unshare(CLONE_NEWNS, optional=CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID)
         _in_pid_namespace()
@@ -214,7 +268,7 @@ def child(plan: Plan, ids: tuple[int, int] | None) -> None:
         os.setuid(ids[0])
         if 0 in (os.getuid(), os.geteuid(), os.getgid(), os.getegid()):
             os._exit(126)  # never run submitted code as root
-    libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid change, which clears it
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # again after the uid change, which clears it
     seccomp.install()
 
 

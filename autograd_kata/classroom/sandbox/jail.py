@@ -59,13 +59,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograd_kata.classroom.sandbox import jailroot, pool
-from autograd_kata.classroom.sandbox.confine import LIMITS, GiB, Plan, child
+from autograd_kata.classroom.sandbox import jailroot, pool, seccomp
+from autograd_kata.classroom.sandbox.confine import LIMITS, GiB, Plan, child, die_with_parent, not_dumpable
 from autograd_kata.classroom.sandbox.reaper import become_subreaper, descendants, kill_descendants, kill_tree
 from autograd_kata.core.i18n import t
 
-__all__ = ["GiB", "LIMITS", "MODES", "Isolation", "become_subreaper", "detect", "is_root", "isolation",
-           "kill_descendants", "kill_tree", "launcher"]
+__all__ = ["GiB", "LIMITS", "MODES", "Isolation", "LaunchError", "become_subreaper", "detect", "die_with_parent",
+           "is_root", "isolation", "kill_descendants", "kill_tree", "launcher", "not_dumpable"]
 
 MODES = ("namespaces", "chroot", "userns", "none")
 ENV_MODE, ENV_ROOT, ENV_CPU = "KATA_SANDBOX_MODE", "KATA_SANDBOX_ROOT", "KATA_SANDBOX_CPU"
@@ -95,9 +95,11 @@ class Isolation:
 
     @property
     def line(self) -> str:
-        """The report's first line, in words an instructor understands."""
+        """The report's first line, in words an instructor understands: in ``none``, what the
+        system-call filter still holds where there is one (Linux), and that nothing does elsewhere."""
         if self.mode == "none":
-            return t("isolation.none", why=t(self.why or "isolation.why.other"))
+            held = "isolation.none" if seccomp.available() else "isolation.none_unfiltered"
+            return t(held, why=t(self.why or "isolation.why.other"))
         return t(f"isolation.{self.mode}")
 
     def env(self) -> dict:
@@ -132,7 +134,7 @@ def _works(mode: str, root: str = "") -> bool:
         finally:
             proc.kata_end()
             if mode == "chroot":
-                os.rmdir(folder)
+                jailroot.remove_stage(Path(folder))
 
 
 @functools.cache
@@ -165,6 +167,19 @@ def isolation() -> tuple[bool, str]:
 
 # --- the start ------------------------------------------------------------------------------
 
+class LaunchError(OSError):
+    """The sandbox could not be started; its message says in which mode and why (nothing ran)."""
+
+
+def _reason(why: int) -> str:
+    """What the failed set-up wrote on its pipe (every writer of it is gone by now)."""
+    os.set_blocking(why, False)
+    try:
+        return os.read(why, 4000).decode(errors="replace").strip()
+    except BlockingIOError:
+        return ""
+
+
 def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int | None = None):
     """A ``launch(argv, **popen_kwargs) -> Popen`` for the sandbox of ``folder``; ``mode``,
     ``root`` and ``cpu`` default to ``KATA_SANDBOX_MODE`` / ``_ROOT`` / ``_CPU``."""
@@ -177,6 +192,7 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
         raise ValueError(f"{ENV_MODE}=chroot needs {ENV_ROOT}")
     inside = jailroot.inside(Path(root), folder) if root and mode == "chroot" else folder
     plan = Plan(mode, folder, inside, root, base_python(), int(cpu or os.environ.get(ENV_CPU) or 60))
+    not_dumpable()  # the launching process (the judge): its environment holds the hidden seed
 
     def launch(argv, **kwargs) -> subprocess.Popen:
         argv = list(argv)
@@ -191,13 +207,21 @@ def launcher(folder, mode: str | None = None, root: str | None = None, cpu: int 
                 raise OSError("no sandbox user could be had (useradd?)")
         ids = (lease.uid, lease.gid) if lease else None
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": plan.inside, "PYTHONHASHSEED": "0"}
+        why, told = os.pipe()  # the set-up's reason, if a step of it fails (confine.child)
         try:
             proc = subprocess.Popen(argv, cwd="/", env=env, close_fds=True,
-                                    preexec_fn=lambda: child(plan, ids), **kwargs)
-        except BaseException:
+                                    preexec_fn=lambda: child(plan, ids, told), **kwargs)
+        except BaseException as error:
             if lease:
                 lease.release()
-            raise
+            os.close(told)
+            reason = _reason(why)
+            os.close(why)
+            if not isinstance(error, (OSError, subprocess.SubprocessError)):
+                raise
+            raise LaunchError(t("sandbox.launch_failed", mode=mode, why=reason or str(error))) from None
+        os.close(told)
+        os.close(why)
 
         def end() -> None:
             """Kill this sandbox and give its uid back, cleaned.  The sandbox goes first, alone,

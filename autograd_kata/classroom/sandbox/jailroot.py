@@ -15,7 +15,10 @@ the interpreter's path and build) and checking it every time:
   set-user-ID or set-group-ID, and there is no device, no ``/proc``, no
   ``/tmp``: the sandbox can write nowhere in it;
 * ``stages/`` (0711) holds one folder per running stage, named by 128 random
-  bits (``stage_folder()``), so a sandbox finds only the folder it was put in.
+  bits (``stage_folder()``), so a sandbox finds only the folder it was put in;
+  its grader holds a lock on it (``stage-locks/``, beside the roots) until it
+  removes it, and ``sweep_stages()`` (each grading's start) removes the folders
+  no live grader holds: a grader killed by its platform's timeout leaves none.
 
 ``check()`` walks it before each grading (about 3,000 entries, ~30 ms); a root
 that fails is moved aside and made again.
@@ -32,6 +35,11 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+try:  # POSIX only; the chroot jail is root's on Linux (on Windows kata grade refuses: commands.py)
+    import fcntl
+except ImportError:
+    fcntl = None  # type: ignore[assignment]
 
 BASE = "/var/lib/kata-sandbox"
 ENV_BASE = "KATA_JAIL_BASE"  # another parent folder (the tool tests use it)
@@ -212,11 +220,59 @@ def check(root: Path) -> None:
         raise JailBroken(f"{root} holds only {count} entries")
 
 
+_HELD: dict[str, int] = {}  # stage folder -> the lock this process holds on it
+
+
+def _lock(name: str) -> int:
+    locks = base() / "stage-locks"
+    locks.mkdir(mode=0o700, exist_ok=True)
+    return os.open(locks / f"{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
 def stage_folder(root: Path) -> Path:
-    """A new folder for one stage, inside the root, that only its path finds."""
-    folder = root / STAGES / secrets.token_hex(16)
+    """A new folder for one stage, inside the root, that only its path finds; locked (first)
+    until ``remove_stage``."""
+    name = secrets.token_hex(16)
+    fd = _lock(name)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    folder = root / STAGES / name
     folder.mkdir(mode=0o755)
+    _HELD[str(folder)] = fd
     return folder
+
+
+def _drop(folder: Path, fd: int) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.unlink(base() / "stage-locks" / f"{folder.name}.lock")
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def remove_stage(folder: Path) -> None:
+    """The stage folder and its lock gone."""
+    fd = _HELD.pop(str(folder), None)
+    if fd is None:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        _drop(Path(folder), fd)
+
+
+def sweep_stages(root: Path) -> list[str]:
+    """Remove every stage folder no live grader holds (a killed one's); their names."""
+    removed = []
+    place = root / STAGES
+    for name in sorted(os.listdir(place)) if place.is_dir() else []:
+        fd = _lock(name)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _drop(place / name, fd)
+        removed.append(name)
+    return removed
 
 
 def inside(root: Path, folder) -> str:

@@ -1,0 +1,291 @@
+"""The jail's own fences, tried from inside a sandbox, in whatever set-up this run has (issue 26).
+
+Where ``test_attacks.py`` grades whole attacking submissions, this file probes what
+one sandbox may do and what a grading leaves when it is cut short: the system calls
+the seccomp allow list refuses (checked against the same probe run without it, so a
+refusal is the filter's), the judge's environment and memory, writes in ``none``,
+a read-only remount the kernel refuses, and judges that outlive a killed grader.
+CI runs it in the four set-ups of ``.ci/jail-setups`` (each names its mode in
+``KATA_EXPECT_MODE``), beside ``test_attacks.py``.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_attacks import FOUND, STAGES, kata, on_stub, readme_row, sandboxes_alive, stage_dir
+
+from autograd_kata.classroom.sandbox import confine, jail, jailroot
+
+pytestmark = [pytest.mark.timeout(300)]
+x86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="the probe's system call numbers are x86-64's")
+
+# x86-64 numbers, from the kernel's arch/x86/entry/syscalls/syscall_64.tbl (not the filter's own table)
+REACH = r'''
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+me, judge, AT_FDCWD = os.getpid(), %(judge)d, -100
+buf = ctypes.create_string_buffer(64)
+CALLS = {
+    "modify_ldt": (154, 0, buf, 64), "open_tree": (428, AT_FDCWD, b".", 0), "fsopen": (430, b"tmpfs", 0),
+    "pidfd_open": (434, me, 0), "pidfd_getfd": (438, -1, 0, 0), "process_vm_readv": (310, me, 0, 0, 0, 0, 0),
+    "process_vm_writev": (311, me, 0, 0, 0, 0, 0), "process_madvise": (440, -1, 0, 0, 0, 0),
+    "kcmp": (312, me, me, 0, 0, 0), "memfd_create": (319, b"kata", 0), "openat2": (437, AT_FDCWD, b".", 0, 0),
+    "io_uring_setup": (425, 1, 0), "userfaultfd": (323, 0),
+}
+def call(nr, *args):
+    ctypes.set_errno(0)
+    return "allowed" if libc.syscall(nr, *args) >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+def attempt(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as error:
+        return errno.errorcode.get(error.errno, type(error).__name__)
+seen = {name: call(*args) for name, args in CALLS.items()}
+seen["write_here"] = attempt(lambda: open("exercises/mine.py", "w").close())
+seen["mkdir"] = attempt(lambda: os.mkdir("exercises/folder"))
+seen["memfd"] = attempt(lambda: os.close(os.memfd_create("kata")))
+seen["signal_judge"] = attempt(lambda: os.kill(judge, 0))
+seen["signal_self"] = attempt(lambda: os.kill(me, 0))
+seen["judge_environ"] = attempt(lambda: open(f"/proc/{judge}/environ", "rb").read())
+seen["judge_memory"] = attempt(lambda: open(f"/proc/{judge}/mem", "rb").close())
+seen["read_own"] = attempt(lambda: open("exercises/__init__.py").read())
+seen["folder_read_only"] = bool(os.statvfs("exercises").f_flag & os.ST_RDONLY)
+print(json.dumps(seen))
+'''
+# without the filter these succeed on any Linux kernel, so a refusal in the sandbox is the filter's
+ALLOWED_UNFILTERED = ("open_tree", "pidfd_open", "process_vm_readv", "kcmp", "memfd_create", "memfd")
+
+
+def probe(folder: Path, code: str) -> dict:
+    launch = jail.launcher(folder, mode=FOUND.mode, root=FOUND.root or None)
+    proc = launch([sys.executable, "-I", "-S", "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kata_end()
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    found = stage_dir(tmp_path)
+    yield found
+    if FOUND.mode == "chroot":
+        shutil.rmtree(found)
+
+
+@x86_64
+def test_the_allow_list_refuses_every_way_out_and_in(folder, tmp_path):
+    code = REACH % {"judge": os.getpid()}
+    control = tmp_path / "control"
+    shutil.copytree(folder, control)
+    unfiltered = json.loads(subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=control, check=True,
+                                           capture_output=True, text=True).stdout)
+    assert {k: unfiltered[k] for k in ALLOWED_UNFILTERED} == dict.fromkeys(ALLOWED_UNFILTERED, "allowed")
+    assert unfiltered["write_here"] == unfiltered["signal_judge"] == "allowed"
+    seen = probe(folder, code)
+    # every set-up, none included: EPERM from the filter (a read-only root says EROFS first, a jail
+    # without /proc ENOENT)
+    let_through = {k: v for k, v in seen.items() if k not in ("signal_self", "read_own", "folder_read_only")
+                   and v not in ("EPERM", "EACCES", "EROFS", "ENOENT")}
+    assert not let_through
+    assert {k: seen[k] for k in ALLOWED_UNFILTERED} == dict.fromkeys(ALLOWED_UNFILTERED, "EPERM"), seen
+    assert seen["signal_judge"] == "EPERM" and seen["signal_self"] == "allowed" and seen["read_own"] == "allowed"
+
+
+def test_the_judges_environment_and_memory_stay_closed_to_the_sandbox(folder):
+    """The judge (the process that launches) is not dumpable: /proc/<judge>/environ, where
+    KATA_HIDDEN_SEED is, cannot be read by the sandbox, though in ``none`` both run as one uid."""
+    os.environ["KATA_HIDDEN_SEED_PROBE"] = "secret"
+    try:
+        seen = probe(folder, REACH % {"judge": os.getpid()})
+    finally:
+        del os.environ["KATA_HIDDEN_SEED_PROBE"]
+    assert seen["judge_environ"] != "allowed" and seen["judge_memory"] != "allowed", seen
+    assert confine.libc().prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE: the launcher made this process so
+
+
+def test_in_every_set_up_the_sandbox_writes_nothing_and_signals_only_itself_as_the_table_says(folder):
+    seen = probe(folder, REACH % {"judge": os.getpid()})
+    assert seen["write_here"] != "allowed" and seen["mkdir"] != "allowed" and seen["signal_judge"] != "allowed"
+    assert readme_row(FOUND.mode)[1:3] == ["nothing", "nothing but itself"]
+
+
+DROP_A_MODULE = r'''
+import glob, os
+_seed = ""
+for _pid in {os.getppid(), *[int(p) for p in os.listdir("/proc") if p.isdigit()]}:
+    try:
+        _env = open(f"/proc/{_pid}/environ", "rb").read()
+    except OSError:
+        continue
+    if b"KATA_HIDDEN_SEED=" in _env:
+        _seed = _env.split(b"KATA_HIDDEN_SEED=")[1].split(b"\0")[0].decode()
+_shadow = "import sys\nsys.modules.pop('hypothesis', None)\nraise SystemExit(0)\n"
+_dropped = []
+for _place in glob.glob(%(tmp)r + "/kata-grade-*/judge*/tests") + glob.glob(%(tmp)r + "/kata-grade-*/judge*"):
+    try:
+        with open(os.path.join(_place, "hypothesis.py"), "w") as f:
+            f.write(_shadow)
+        _dropped.append(_place)
+    except OSError:
+        pass
+if _seed or _dropped:
+    raise ImportError(f"LEAK seed={_seed!r} dropped={_dropped!r}")
+'''
+
+
+def test_a_module_dropped_on_the_judges_path_and_the_hidden_seed_are_out_of_reach(tmp_path):
+    import tempfile
+    folder = tmp_path / "student"
+    for n in (2, 5):  # stages whose hidden checks import Hypothesis lazily (tests/graphs.py)
+        path = folder / STAGES[n - 1].source("exercises")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(on_stub(n, DROP_A_MODULE % {"tmp": tempfile.gettempdir()}), encoding="utf-8")
+    proc = kata("grade", "--submission", str(folder), "--stage", "2", "--stage", "5", "--format", "json",
+                "--out", str(tmp_path / "r.json"))
+    data = json.loads((tmp_path / "r.json").read_text())
+    messages = " ".join(t["message"] for g in data["stages"] for t in g["tests"])
+    assert "LEAK" not in messages, messages[:2000]
+    assert proc.returncode == 1 and data["score"] == 0, [g["reason"] for g in data["stages"]]
+    assert all(g["total"] > 1 for g in data["stages"])  # the judge's own tests ran, not a shadow's
+
+
+# --- a read-only remount the kernel refuses ----------------------------------------------------
+
+needs_mount_namespace = pytest.mark.skipif(FOUND.mode not in ("namespaces", "userns"),
+                                           reason=f"no mount namespace in {FOUND.mode}")
+
+
+@needs_mount_namespace
+@pytest.mark.parametrize("how", ["refused", "ignored"])
+def test_a_stage_folder_that_cannot_be_made_read_only_is_never_run(folder, monkeypatch, how):
+    """Measured (issue 26): non-root, TMPDIR on a noexec mount, the remount refused, the stage
+    folder left writable.  Simulated here in the child's own mount calls: refused (EPERM), or
+    accepted without effect; either way the launch fails and says why, and nothing runs."""
+    real = confine._mount
+
+    def mount(source, target, fstype, flags, data=None):
+        if flags & confine.MS_REMOUNT and str(target).rstrip("/").endswith(str(folder).rstrip("/")):
+            if how == "refused":
+                raise OSError(errno.EPERM, f"mount {target}: Operation not permitted")
+            return None
+        return real(source, target, fstype, flags, data)
+
+    monkeypatch.setattr(confine, "_mount", mount)
+    launch = jail.launcher(folder, mode=FOUND.mode)
+    marker = folder / "exercises" / "ran"
+    with pytest.raises(jail.LaunchError) as caught:
+        launch([sys.executable, "-I", "-S", "-c", f"open({str(marker)!r}, 'w').close()"])
+    said = str(caught.value)
+    assert f"({FOUND.mode})" in said and str(folder) in said, said
+    assert ("could not be made read-only" if how == "refused" else "still writable") in said, said
+    assert "not run" in said and not marker.exists()
+
+
+@needs_mount_namespace
+def test_the_stage_folder_is_mounted_read_only_wherever_tmpdir_is(folder):
+    """The measured case for real: .ci/jail-setups runs this file as an unprivileged user with
+    TMPDIR on a ``noexec`` tmpfs, where the remount must keep ``noexec`` to be allowed at all."""
+    noexec = bool(os.statvfs(folder).f_flag & os.ST_NOEXEC)
+    seen = probe(folder, REACH % {"judge": os.getpid()})
+    assert seen["folder_read_only"] and seen["read_own"] == "allowed", (noexec, seen)
+
+
+@needs_mount_namespace
+def test_a_stage_folder_on_a_noexec_mount_is_bound_read_only(tmp_path):
+    """The same on a noexec tmpfs mounted here (root only; as root the kernel locks nothing)."""
+    if not jail.is_root():
+        pytest.skip("mounting a tmpfs needs root")
+    place = tmp_path / "noexec"
+    place.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,nosuid,nodev,size=8m", "tmpfs", str(place)], check=True)
+    try:
+        folder = place / "stage"
+        (folder / "exercises").mkdir(parents=True)
+        (folder / "exercises" / "__init__.py").write_text("")
+        for path in (place, folder, folder / "exercises"):
+            os.chmod(path, 0o755)
+        seen = probe(folder, REACH % {"judge": os.getpid()})
+        assert seen["read_own"] == "allowed" and seen["folder_read_only"], seen
+    finally:
+        subprocess.run(["umount", "-l", str(place)], check=False)
+
+
+# --- a grader killed by its platform's timeout ------------------------------------------------
+
+SLOW = "import time\ntime.sleep(4)\n"  # under the sandbox's import limit: every judge is running
+
+
+def _judges(grader: int) -> set[int]:
+    """The judges ``grader`` started (its children, or once it is dead, anyone's, by command line)."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                line = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"--kata-results=" in line and parent == grader:
+            found.add(int(entry))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                    found.add(pid)
+        except (OSError, IndexError):
+            pass
+    return found
+
+
+def test_judges_and_their_stage_folders_go_with_a_killed_grader(tmp_path):
+    folder = tmp_path / "student"
+    for s in STAGES[:4]:
+        path = folder / s.source("exercises")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(on_stub(s.number, SLOW), encoding="utf-8")
+    stages = [arg for s in STAGES[:4] for arg in ("--stage", str(s.number))]
+    grader = subprocess.Popen([sys.executable, "-m", "autograd_kata", "grade", "--submission", str(folder), *stages,
+                               "--format", "json", "--out", str(tmp_path / "r.json")], cwd=Path(__file__).parent.parent,
+                              env={**os.environ, "KATA_IMPL": ""}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_judges(grader.pid)) < 2:
+        time.sleep(0.05)
+    judges = _judges(grader.pid)
+    assert judges, "no judge started"
+    time.sleep(1)  # their sandboxes are importing
+    left = set(os.listdir(jailroot.path() / jailroot.STAGES)) if FOUND.mode == "chroot" else set()
+    os.kill(grader.pid, signal.SIGKILL)  # what a platform's timeout does
+    grader.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(judges):
+        time.sleep(0.05)
+    assert not _alive(judges), "a judge outlived its grader"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and sandboxes_alive():
+        time.sleep(0.05)
+    assert not sandboxes_alive()
+    if FOUND.mode == "chroot":  # the next grading's start removes what the killed one left
+        proc = kata("grade", "--submission", str(folder), "--stage", "1", "--format", "json",
+                    "--out", str(tmp_path / "next.json"))
+        assert proc.returncode == 1, proc.stderr
+        assert not left & set(os.listdir(jailroot.path() / jailroot.STAGES))
