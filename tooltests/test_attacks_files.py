@@ -16,11 +16,14 @@ import errno
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_course import fake_grade
+from test_course import counting, fake_grade
 
 from autograd_kata.classroom.course import outputs as class_outputs
 from autograd_kata.classroom.course import run as course
@@ -216,6 +219,30 @@ def test_eight_stages_of_decoys_and_floods_give_a_report_under_the_documented_bo
     assert f"A report stays under {MAX_STAGE_REPORT // 1000} KB a stage" in docs, "docs and report.py agree"
 
 
+def test_every_format_stays_printable_and_the_xml_parsable_for_any_text(tmp_path):
+    """A path with a newline, a fence and terminal escapes; an exception text with every control
+    character, a lone surrogate and XML's own syntax: no format carries a control character,
+    JUnit XML and both JSONs parse, and the table keeps one line per row."""
+    nasty = "".join(map(chr, range(32))) + "\x7f\x9b\udcff]]><!--&amp;\u2028"
+    sub = tmp_path / "sub"
+    path = put(sub, "x\n```\n\x1b[2K\x1b[1A## 100/100/stage01_value.py", "")
+    g = prepare_stage(stage(1), sub, tmp_path / "stage")
+    assert g.source == discovery.shown(str(path.relative_to(sub))) and "\n" not in g.source
+    fill(g, [f"{stage(1).test_file}::test_a"], {f"{stage(1).test_file}::test_a": {
+        "nodeid": f"{stage(1).test_file}::test_a", "outcome": "failed", "kind": "wrong", "message": nasty * 3}})
+    report = Report(str(sub) + "\x1b]0;title\x07", [g], isolated=True, isolation="isolation: test", message=nasty)
+    for fmt in FORMATS:
+        text = render(report, fmt, "en")
+        assert not UNPRINTABLE.search(text), (fmt, [c for c in text if UNPRINTABLE.match(c)])
+        text.encode("utf-8")
+        if fmt == "junit":
+            ET.fromstring(text.split("\n", 1)[1])
+        elif fmt != "text":
+            json.loads(text)
+    table = render(report, "text", "en").splitlines()
+    assert not any(line.startswith(("```", "## ")) for line in table), table
+
+
 # --- names: one per student in every output ------------------------------------------------------------
 
 NAMES = ["a\\b", "a_b", "x\ny", "\x1b[31mred", "'quote", "=sum", "tick```", "%5C", "a%5Cb"]
@@ -279,6 +306,52 @@ def test_a_student_whose_grading_fails_is_not_graded_with_the_reason_and_the_run
     with pytest.raises(OSError, match="No space left"):
         course.grade_class(k, ROOT, out, (stage(1),), grade_one=full_disk, workers=1, force=True)
     assert out.read_text(encoding="utf-8-sig").splitlines()[:2] == ["student,stage1,total,max", "ada,10,10,10"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 96 KiB tmpfs (root only: mounting needs it)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mount)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"no tmpfs could be mounted here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_stops_the_run_loses_no_work_and_a_rerun_resumes(tmp_path, tiny_disk):
+    """The reports fill the disk midway: the run stops with the disk's error, every student in
+    the CSV has whole reports, nothing half-written is left, and a rerun elsewhere keeps them."""
+    k = tmp_path / "class"
+    names = [f"s{i:02d}" for i in range(12)]
+    for name in names:
+        put(k / name, STAGE1, "x" * 3000 + " <big> \n")  # a failure message: about 10 KB of reports each
+    out = tiny_disk / "grades.csv"
+    with pytest.raises(OSError) as raised:
+        course.grade_class(k, ROOT, out, (stage(1),), grade_one=fake_grade, workers=1)
+    assert raised.value.errno == errno.ENOSPC
+    left = sorted(p.name for p in tiny_disk.rglob("*"))
+    assert not [n for n in left if n.endswith(".partial")], left
+    reports = class_outputs.reports_dir(out)
+    recorded = sorted(p.stem for p in reports.glob("*.json"))
+    assert 0 < len(recorded) < len(names), left
+    in_csv = class_outputs.read_csv_students(out) if out.exists() else []
+    assert set(in_csv) <= set(recorded), "the CSV names only students with whole reports"
+    for name in recorded:
+        data = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
+        assert data["course"]["student"] == name and (reports / f"{name}.txt").is_file()
+    roomy = tmp_path / "roomy"
+    shutil.copytree(tiny_disk, roomy)
+    calls, counted = counting()
+    records = course.grade_class(k, ROOT, roomy / "grades.csv", (stage(1),), grade_one=counted, workers=1)
+    assert [r["student"] for r in records] == names
+    assert sorted(calls) == sorted(set(names) - set(recorded)), "who was kept is not graded again"
 
 
 def test_a_name_starting_with_a_quote_or_a_formula_merges_back(tmp_path, capsys):

@@ -8,12 +8,11 @@ import csv
 import hashlib
 import io
 import json
-import os
 import shutil
 from pathlib import Path
 
 from autograd_kata.classroom.course.records import STATUSES
-from autograd_kata.classroom.grading.formats import render
+from autograd_kata.classroom.grading.formats import render, write_whole
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import Text, t_in
 from autograd_kata.core.manifest import STAGES
@@ -40,18 +39,12 @@ def safe_name(name: str) -> str:
     return base
 
 
-def write_whole(path: Path, text: str, encoding: str = "utf-8") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding=encoding, newline="")
-    os.replace(partial, path)  # whole or not at all
-
-
 def write_student(folder: Path, name: str, report, course: dict, lang: str, timed: bool = True) -> None:
     data = {**json.loads(render(report, "json", lang, timed)), "course": course}
     base = safe_name(name)
-    write_whole(folder / (base + ".json"), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     write_whole(folder / (base + ".txt"), render(report, "text", lang, timed))
+    # the record last: a student with one (a rerun keeps them) has both files
+    write_whole(folder / (base + ".json"), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_record(folder: Path, name: str) -> dict | None:

@@ -239,15 +239,25 @@ def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> st
 _JSON_CONTROL = re.compile(r"\\\\|\\[bfr]|\\u00[01][0-9a-fA-F]")
 
 
+def write_whole(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """``text`` into ``path``, whole or not at all: a failed write (a full disk) leaves the old
+    file as it was and no partial file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(text, encoding=encoding, newline="")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
 def write(report: Report, fmt: str, out: str | None, echo=print, lang: str = "en", timed: bool = True) -> None:
     """Write the report; to ``out`` if given (also echoing the text table), else to stdout."""
     text = render(report, fmt, lang, timed)
     if out:
         path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)  # whole or not at all
+        write_whole(path, text)
         if fmt != "text":
             echo(render(report, "text", lang, timed), end="")
         echo(f"wrote {fmt} report to {path}")
