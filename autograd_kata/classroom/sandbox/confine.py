@@ -199,7 +199,7 @@ def _build_root(folder: str, python: str, system: str | None = None) -> None:
 
     prefixes = [] if system else [sys.base_prefix, os.path.dirname(python)]
     for name in sorted(os.listdir(system)) if system else []:
-        source = os.path.join(system, name)
+        source = os.path.join(str(system), name)
         if name == "stages":  # the chroot mode's stage folders: never another grading's
             continue
         if os.path.islink(source):
