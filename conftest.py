@@ -82,6 +82,9 @@ def pytest_configure(config):
                                        "even with --impl solutions (keeps feedback fast)")
     config.addinivalue_line("markers", "native_only: cannot run in the browser (kata site: Pyodide), which leaves "
                                        "it out and says so; never on a stage test (a verdict rests on all of them)")
+    config.addinivalue_line("markers", "advisory: a check of what only the sandbox can say about itself (its "
+                                       "recursion limit, the global random state): under grading it is reported "
+                                       "and worth no points (docs/instructors.md); kata check counts it as any")
     config.addinivalue_line("markers", f"heavy: a test that does real work: its time limit is {HEAVY_TIMEOUT:g} s "
                                        f"instead of the default (also for own_stage_only and properties)")
 

@@ -142,7 +142,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         raw=True, fields=From(f"{CLASSROOM}:help_fields")),
     Command("autograder", "instructors", f"{CLASSROOM}:autograder", (
         arg("zip_path", metavar="PATH", help="help.autograder.zip_path"),
-        arg("--classroom50", action="store_true", help="help.autograder.classroom50"))),
+        arg("--classroom50", action="store_true", help="help.autograder.classroom50"),
+        arg("--prairielearn", action="store_true", help="help.autograder.prairielearn"))),
     Command("graph", "learners", f"{PICTURES}:graph_command", (
         arg("--expr", metavar="EXPR", help="help.graph.expr"),
         arg("--set", dest="sets", metavar="NAME=NUMBER", action="append", default=[], help="help.graph.set"),

@@ -51,6 +51,10 @@ def mistaken(m):
     return strip_markers((ROOT / s.source("solutions")).read_text(encoding="utf-8").replace(m.old, m.new))
 
 
+# mistakes that only advisory tests catch: reported under grading, worth no points (docs/instructors.md)
+ADVISORY_ONLY = {"recursion-limit-raised", "seed-reseeds-the-global-random"}
+
+
 def build(klass: Path, size: int) -> dict[str, int]:
     """Write the class; return each student's true total."""
     share = lambda n: max(1, round(n * size / 40))  # noqa: E731
@@ -68,7 +72,8 @@ def build(klass: Path, size: int) -> dict[str, int]:
         m = MISTAKES[(i * 7) % len(MISTAKES)]
         files = {s.number: reference(s) for s in STAGES}
         files[m.stage] = mistaken(m)
-        students.append((f"mistake{i:02d}-{m.id}", files, sum(points.values()) - points[m.stage]))
+        lost = 0 if m.id in ADVISORY_ONLY else points[m.stage]
+        students.append((f"mistake{i:02d}-{m.id}", files, sum(points.values()) - lost))
     hang = reference(STAGES[2]) + "\nwhile True:\n    pass\n"
     for i in range(share(2)):
         files = {s.number: reference(s) for s in STAGES}

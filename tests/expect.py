@@ -10,6 +10,7 @@ a mistake's phrase inside a rule in any language.  ``Expect.grads`` reports ever
 from __future__ import annotations
 
 import math
+import os
 
 from pytest_check import check
 
@@ -135,23 +136,79 @@ def numeric_grads(f, *xs, h=1e-6):
 
 
 def in_engine(fn):
-    """Run ``fn(engine, *args)`` where the engine lives.
+    """A **builder**: run ``fn(engine, *args)`` where the engine lives, and return the objects it built.
 
     In a learner's run that is this process; when grading, the submitted code
     runs in a sandbox process and ``engine`` is a proxy for it, so a test that
-    must *define* code on top of the engine (a ``Module`` subclass) or patch the
-    interpreter (``sys.setrecursionlimit``) puts that code in a function
-    decorated with ``@in_engine``: the grader ships its source to the sandbox.
-    So ``fn`` must be self-contained: it may use its arguments, builtins and
-    modules it imports inside itself, never names of the test module; its
-    arguments and result are numbers, strings, bools, None, lists/tuples/dicts
-    of them, or engine objects."""
-    def run(engine, *args):
+    must *define* code on top of the engine (a ``Module`` subclass, an operand
+    of a type Value does not know) puts that code in a function decorated with
+    ``@in_engine``: the grader ships its source to the sandbox.  So ``fn`` must
+    be self-contained: it may use its arguments, builtins and modules it imports
+    inside itself, never names of the test module; its arguments are numbers,
+    strings, bools, None, containers of them, or engine objects.
+
+    The judge decides, the sandbox observes: a builder's result holds engine
+    objects only (handles, when grading), or is None - never a number, a string
+    or a bool, which the sandbox could simply say.  Every value a test compares
+    it reads from those objects itself, after its own calls (``backward()``,
+    ``zero_grad()``), against what it computed itself; ``Builder`` refuses any
+    other result, here as in the sandbox.  What the sandbox can only say about
+    itself (its recursion limit, the global random state, a count of calls) is
+    a **witness** (``@in_engine.witness``): ``tooltests/test_judge_decides.py``
+    lets a witness be read only by a test marked ``advisory`` (reported, worth
+    no points under grading) or by a guard (a function that can fail a test and
+    returns nothing, so a forged witness cannot pass one)."""
+    return Builder(fn)
+
+
+class Builder:
+    """``@in_engine``: ``fn`` run where the engine lives; its result checked to be engine objects."""
+
+    witness = False
+
+    def __init__(self, fn):
+        self.source_function = fn
+        self.__name__, self.__doc__ = fn.__name__, fn.__doc__
+
+    def __call__(self, engine, *args):
         remote = getattr(engine, "__kata_remote__", None)
-        if remote is not None:
-            return remote.call_source(fn, args)
-        return fn(engine, *args)
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    run.source_function = fn
-    return run
+        result = remote.call_source(self.source_function, args) if remote is not None \
+            else self.source_function(engine, *args)
+        if not self.witness:
+            refuse_data(self.__name__, result)
+        return result
+
+
+class Witness(Builder):
+    """``@in_engine.witness``: what the sandbox says about itself, raw (numbers, strings, types)."""
+
+    witness = True
+
+
+in_engine.witness = Witness  # type: ignore[attr-defined]
+
+DATA = (bool, int, float, complex, str, bytes)
+
+
+def refuse_data(name, result):
+    """A builder's result must hold no data: a verdict on it would be the sandbox's word."""
+    if result is None:
+        return
+    todo = [result]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple, set, frozenset)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend([*item, *item.values()])
+        elif item is None or isinstance(item, DATA):
+            raise TypeError(f"@in_engine function {name} returned {type(item).__name__} {item!r}: a builder "
+                            f"returns engine objects only, and the test reads their values itself "
+                            f"(a sandbox's own report is an @in_engine.witness; tests/expect.py)")
+
+
+def hidden_seed(fixed):
+    """The seed that picks a test's shapes and constants: ``KATA_HIDDEN_SEED`` when grading (so a
+    forged answer cannot be written in advance), else ``fixed`` (the same every run)."""
+    hidden = os.environ.get("KATA_HIDDEN_SEED")
+    return int(hidden) if hidden and hidden.lstrip("-").isdigit() else fixed

@@ -21,7 +21,8 @@ The contract, clause by clause:
   fails without it.
 
 Code that defines a Module subclass runs @in_engine (where the engine lives)
-and hands back plain numbers."""
+and hands back the model: the test calls zero_grad() and backward() and reads
+every grad itself."""
 import pytest
 
 from autograd_kata.core.i18n import t
@@ -68,8 +69,8 @@ def test_a_module_has_no_parameters_by_default(engine):
 
 
 @in_engine
-def zero_grad_of_four(engine, grads):
-    """A Module with four parameters holding ``grads``, after zero_grad(): [(data, grad, type name), ...]."""
+def four_parameters(engine):
+    """A Module with four parameters (data 0.5, -1.0, 2.0, 0.25), built where the engine lives."""
     class Four(engine.Module):
         def __init__(self):
             self.w = [engine.Value(0.5), engine.Value(-1.0), engine.Value(2.0)]
@@ -78,32 +79,39 @@ def zero_grad_of_four(engine, grads):
         def parameters(self):
             return [*self.w, self.b]
 
-    model = Four()
-    for p, g in zip(model.parameters(), grads):
+    return Four()
+
+
+def zero_grad_of_four(engine, grads):
+    """The judge's own check: it gives the four parameters ``grads``, calls zero_grad() and reads
+    each parameter back: [(data, grad), ...]."""
+    model = four_parameters(engine)
+    params = model.parameters()
+    for p, g in zip(params, grads):
         p.grad = g
     model.zero_grad()
-    return [(p.data, p.grad, type(p.grad).__name__) for p in model.parameters()]
+    return [(p.data, p.grad) for p in params]
 
 
 def test_zero_grad_resets_every_parameter(engine):
-    got = [grad for _, grad, _ in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
+    got = [grad for _, grad in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
     expect.equal(got, [0.0, 0.0, 0.0, 0.0], t("s7.every_grad_what"), t("s7.every_grad_rule", every=EVERY))
 
 
 def test_zero_grad_leaves_floats(engine):
-    kinds = [kind for _, _, kind in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
+    kinds = [type(grad).__name__ for _, grad in zero_grad_of_four(engine, [1.5, 0.0, -2.0, 4.0])]
     expect.true(kinds == ["float"] * 4,
                 t("s7.floats", kinds=kinds))
 
 
 def test_zero_grad_leaves_the_data_alone(engine):
-    got = [data for data, _, _ in zero_grad_of_four(engine, [3.0, -3.0, 1.0, 2.0])]
+    got = [data for data, _ in zero_grad_of_four(engine, [3.0, -3.0, 1.0, 2.0])]
     expect.equal(got, [0.5, -1.0, 2.0, 0.25], t("s7.data_what"), t("s7.data_rule"))
 
 
 @in_engine
-def two_passes_then_zero_grad(engine):
-    """w.grad after two backward() through two graphs, then after zero_grad() and one more."""
+def one_parameter(engine):
+    """A Module whose one parameter is w = Value(1.5)."""
     class One(engine.Module):
         def __init__(self):
             self.w = engine.Value(1.5)
@@ -111,18 +119,20 @@ def two_passes_then_zero_grad(engine):
         def parameters(self):
             return [self.w]
 
-    model = One()
+    return One()
+
+
+def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
+    """w.grad after two backward() through two graphs, then after zero_grad() and one more,
+    each called and read by the judge."""
+    model = one_parameter(engine)
     x = engine.Value(-2.0)
     (model.w * x).backward()
     (model.w * x).backward()  # a fresh graph, the same leaf
     twice = model.w.grad
     model.zero_grad()
     (model.w * x).backward()
-    return twice, model.w.grad
-
-
-def test_leaf_grads_pile_up_across_backward_calls_until_zero_grad(engine):
-    twice, after = two_passes_then_zero_grad(engine)
+    after = model.w.grad
     expect.equal(twice, -4.0, t("s7.twice_what"), t("s7.twice_rule"))
     expect.equal(after, -2.0, t("s7.after_what"), t("s7.after_rule", every=EVERY))
 
@@ -273,9 +283,8 @@ def test_after_retain_graph_a_plain_backward_works_then_a_third_raises(engine):
 
 
 @in_engine
-def fit(engine, zero_grad, steps=60, lr=0.1):
-    """Fit y = w*x + b to points of y = 2x - 1 by gradient descent; return every loss."""
-
+def line(engine):
+    """A Module y = w*x + b (w = b = 0), built where the engine lives."""
     class Line(engine.Module):
         def __init__(self):
             self.w, self.b = engine.Value(0.0), engine.Value(0.0)
@@ -286,27 +295,31 @@ def fit(engine, zero_grad, steps=60, lr=0.1):
         def parameters(self):
             return [self.w, self.b]
 
-    model = Line()
+    return Line()
+
+
+@in_engine
+def line_loss(engine, model):
+    """The mean squared error of ``model`` on four points of y = 2x - 1: a fresh graph."""
     xs = [-1.0, 0.0, 1.0, 2.0]
+    return sum(((model(x) - (2 * x - 1)) ** 2 for x in xs), engine.Value(0.0)) / len(xs)
+
+
+def fit(engine, zero_grad, steps=60, lr=0.1):
+    """Fit y = w*x + b to points of y = 2x - 1 by gradient descent; return every loss.  The judge
+    runs the loop: it calls zero_grad() and backward(), reads each p.grad and moves each p.data."""
+    model = line(engine)
+    params = model.parameters()
     losses = []
     for _ in range(steps):
-        loss = sum(((model(x) - (2 * x - 1)) ** 2 for x in xs), engine.Value(0.0)) / len(xs)
+        loss = line_loss(engine, model)
         if zero_grad:
             model.zero_grad()
         loss.backward()
-        for p in model.parameters():
-            p.data -= lr * p.grad
+        for p in params:
+            p.data = p.data - lr * p.grad
         losses.append(loss.data)
     return losses
-
-
-def test_training_converges_only_with_zero_grad_every_step(engine):
-    good = fit(engine, True)
-    expect.true(good[-1] < 1e-4,
-                t("s7.fit_with", end=f"{good[-1]:.4g}", start=f"{good[0]:.4g}", every=EVERY))
-    bad = fit(engine, False)
-    expect.true(min(bad[-10:]) > 0.1,
-                t("s7.fit_without", low=f"{min(bad[-10:]):.4g}"))
 
 
 @pytest.mark.properties

@@ -123,9 +123,10 @@ def test_seed_zero_is_a_seed_like_any_other(engine):
     expect.fail(t("s8.seed_zero"))
 
 
-@in_engine
+@in_engine.witness
 def global_random_around_an_mlp(engine, seed):
-    """The global random module's next number with and without building MLP(3, [4, 4, 1], seed=seed) in between."""
+    """The global random module's next number with and without building MLP(3, [4, 4, 1], seed=seed)
+    in between: the sandbox's word about its own module (advisory)."""
     import random
 
     random.seed(2024)
@@ -135,6 +136,7 @@ def global_random_around_an_mlp(engine, seed):
     return untouched, random.random()
 
 
+@pytest.mark.advisory  # the global random state is the sandbox's word (docs/instructors.md)
 def test_seeding_an_mlp_leaves_the_global_random_state_alone(engine):
     untouched, after = global_random_around_an_mlp(engine, 7)
     expect.true(untouched == after, t("s8.global_random"))
@@ -142,15 +144,16 @@ def test_seeding_an_mlp_leaves_the_global_random_state_alone(engine):
 
 @in_engine
 def neuron_of_200(engine, seed):
-    """A Neuron(200) drawn from random.Random(seed): (its weights, its bias)."""
+    """A Neuron(200) drawn from random.Random(seed)."""
     import random
 
-    n = engine.Neuron(200, rng=random.Random(seed))
-    return [w.data for w in n.w], n.b.data
+    return engine.Neuron(200, rng=random.Random(seed))
 
 
 def test_a_neuron_starts_with_weights_in_minus_one_to_one_and_a_zero_bias(engine):
-    weights, bias = neuron_of_200(engine, 3)
+    n = neuron_of_200(engine, 3)
+    (weights, bias) = parts(engine, n, "w", "b")
+    weights, bias = [w.data for w in weights], bias.data
     expect.equal(len(weights), 200, t("s8.neuron_len_what"), t("s8.neuron_len_rule"))
     low, high = f"{min(weights):.3g}", f"{max(weights):.3g}"
     expect.true(all(-1.0 <= w <= 1.0 for w in weights), t("s8.weights_range", low=low, high=high))

@@ -469,6 +469,42 @@ def test_the_readmes_actions_matrix_shards_then_merges():
     assert workflow.get("on") or workflow.get(True), "a trigger"
 
 
+def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
+    """One student, 8 shards (and 4): most shards are empty, and an empty shard succeeds with a CSV
+    of its header only, so no pod is retried and the matrix's merge runs, and merges."""
+    clones = tmp_path / "clones"
+    (clones / "ada" / "exercises").mkdir(parents=True)
+    (clones / "ada" / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
+    kata = [sys.executable, "-m", "autograd_kata.instructor"]
+    header = "student,stage1,total,max"  # graded on stage 1 alone, to be quick
+    container = readme_yaml("kind: Job")["spec"]["template"]["spec"]["containers"][0]
+    command = [str(a).replace("/work/clones", str(clones)).replace("/work/out", str(tmp_path / "out"))
+               for a in container["command"]]
+    assert command[0] == "kata"
+    n = int(command[command.index("--shard") + 1])
+    for index in range(n):
+        proc = run(kata + command[1:] + ["--stage", "1"], cwd=ROOT, env={"JOB_COMPLETION_INDEX": str(index)})
+        assert proc.returncode == 0, (index, proc.stdout, proc.stderr)
+    csvs = sorted((tmp_path / "out").glob("grades-*-of-8.csv"))
+    assert len(csvs) == n
+    rows = [c.read_text(encoding="utf-8-sig").splitlines() for c in csvs]
+    assert sorted(rows) == [[header]] * (n - 1) + [[header, "ada,10,10,10"]], "every other shard: its header alone"
+    workflow = readme_yaml("strategy:")["jobs"]
+    shards = workflow["shard"]["strategy"]["matrix"]["shard"]
+    line = next(step["run"] for step in workflow["shard"]["steps"] if "--shard" in step.get("run", ""))
+    checkout = tmp_path / "checkout"  # the workflow's, with the class in clones/
+    (checkout / "clones").mkdir(parents=True)
+    (clones / "ada").rename(checkout / "clones" / "ada")
+    for k in shards:
+        args = line.replace('sudo "$(which kata)"', "").replace("${{ matrix.shard }}", str(k)).split()
+        proc = run(kata + args + ["--stage", "1", "--tests-from", str(ROOT)], cwd=checkout)  # the checkout's tests
+        assert proc.returncode == 0, (k, proc.stdout, proc.stderr)
+    merge = next(step["run"] for step in workflow["merge"]["steps"] if "--merge" in step.get("run", ""))
+    proc = run(["bash", "-c", merge.replace("kata ", " ".join(kata) + " ", 1)], cwd=checkout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10"]
+
+
 # --- Classroom 50 -----------------------------------------------------------------------------------
 
 def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents(tmp_path):

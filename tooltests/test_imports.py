@@ -168,7 +168,7 @@ STEPS = {
         "sandbox.jail", "sandbox.proxy", "sandbox.values", "sandbox.remote",
         "grading.report", "grading.discovery", "grading.folders", "grading.plugin", "grading.judging",
         "grading.formats", "grading.grade", "course.roster", "course.records", "course.outputs", "course.run",
-        "release", "platforms.gradescope", "platforms.classroom50", "commands"),
+        "release", "platforms.gradescope", "platforms.classroom50", "platforms.prairielearn", "commands"),
     "pictures": ("expression", "engine", "graph", "explore", "train", "commands"),
 }
 

@@ -91,8 +91,7 @@ def test_the_schema_check_sees_a_broken_workflow(tmp_path):
 def test_each_action_is_at_its_current_major_and_each_job_ends_within_15_minutes(name):
     data = workflow(name)
     for job_name, job in data["jobs"].items():
-        if name != "pages.yml":  # pages' jobs are GitHub's own 10-minute deploy and a 2-minute build
-            assert job.get("timeout-minutes", 360) <= 15, f"{name}: job {job_name} has no 15-minute limit"
+        assert job.get("timeout-minutes", 360) <= 15, f"{name}: job {job_name} has no 15-minute limit"
         for step in steps(job):
             if "uses" in step:
                 action, _, ref = step["uses"].partition("@")
@@ -118,7 +117,8 @@ def test_the_learner_loop_runs_on_three_systems_for_every_python_the_classifiers
     assert run(["bash", "-n", str(loop)], cwd=ROOT).returncode == 0
     text = loop.read_text(encoding="utf-8")
     for command in ("kata\" init", "kata\" check 1", "kata\" hint 1", "-m pytest -q", "--lang ja check 1",
-                    "autograd-kata\" --version", "-m pytest --impl solutions", '"$work"/dist/*.whl'):
+                    "autograd-kata\" --version", "-m pytest --impl solutions", '"$work"/dist/*.whl',
+                    'expect 0 "$dev/kata" grade', 'expect 2 "$dev/kata" grade', "the jail needs Linux"):
         assert command in text, command
 
 
@@ -293,6 +293,8 @@ def test_both_commands_and_the_pages_homepage():
     homepage = project["urls"]["Homepage"]
     assert homepage == "https://autograd-kata.github.io/autograd-kata/" and homepage != project["urls"]["Source"]
     assert homepage in (WORKFLOWS / "pages.yml").read_text(encoding="utf-8")
+    for readme in ("README.md", "README.ja.md"):  # "In your browser": the page itself, one click away
+        assert f"]({homepage})" in "\n".join((ROOT / readme).read_text(encoding="utf-8").splitlines()[:8]), readme
 
 
 def test_the_lowest_direct_script_fails_on_a_python_it_cannot_find_and_says_why(tmp_path):

@@ -32,10 +32,15 @@ def release(folder: str, with_diff: bool = False) -> int:
     return write_copy(_root(), Path(folder), with_diff=with_diff)
 
 
-def autograder(zip_path: str, classroom50: bool = False) -> int:
+def autograder(zip_path: str, classroom50: bool = False, prairielearn: bool = False) -> int:
     from pathlib import Path
 
     from autograd_kata.core.i18n import current_language
+    if classroom50 and prairielearn:
+        raise Refusal("--classroom50 and --prairielearn: one platform at a time", code=2, where="autograder")
+    if prairielearn:
+        from autograd_kata.classroom.platforms.prairielearn import build_prairielearn
+        return build_prairielearn(_root(), Path(zip_path), lang=current_language())
     if classroom50:
         from autograd_kata.classroom.platforms.classroom50 import build_classroom50
         return build_classroom50(_root(), Path(zip_path), lang=current_language())
@@ -120,7 +125,7 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
                       code=2, where="grade --student")
 
     def progress(name, record, kept):
-        note = " (unchanged, kept)" if kept else ""
+        note = " " + t("grade.class.kept") if kept else ""
         if record.get("graded", True) is False:
             print(f"{name}: {t('grade.class.not_graded')}", flush=True)
         else:
@@ -138,7 +143,8 @@ def _grade_class(class_dir, grader_root, stages, out, stage_timeout, jobs, lang,
     except OSError as error:
         raise Refusal(f"could not write next to {out}: {error}", code=2, where="grade --class") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"wrote {out}, {class_outputs.summary_path(out)} and {class_outputs.reports_dir(out)}/")
+    print(t("grade.class.wrote", out=str(out), summary=str(class_outputs.summary_path(out)),
+            reports=str(class_outputs.reports_dir(out))))
     return _class_status(records, where is not None)
 
 
@@ -167,8 +173,8 @@ def _merge(shards, out, lang, alone: bool) -> int:
     except OSError as error:
         raise Refusal(f"could not merge into {out}: {error}", code=2, where="grade --merge") from None
     print(class_outputs.summary_path(out).read_text(encoding="utf-8"), end="")
-    print(f"merged {len(shards)} shards ({len(records)} students) into {out}, {class_outputs.summary_path(out)} "
-          f"and {class_outputs.reports_dir(out)}/")
+    print(t("grade.merge.wrote", shards=len(shards), n=len(records), out=str(out),
+            summary=str(class_outputs.summary_path(out)), reports=str(class_outputs.reports_dir(out))))
     return _class_status(records, shard=True)  # every shard may be empty: an empty class, merged
 
 

@@ -32,9 +32,9 @@ ENABLE_VIRTUAL_TERMINAL_PROCESSING = 0x0004
 
 def vt_console(stream) -> bool:
     """Whether ``stream``'s console interprets escape sequences (colour, clearing the screen):
-    always off Windows; on Windows, a console whose VT mode is on or can be turned on
-    (Windows 10 and later; Windows Terminal has it on).  A console that refuses (an old
-    one) gets plain text, never raw ``\033[...`` codes."""
+    off Windows, yes (a tty's terminal does); on Windows, when the console's VT mode is on
+    or can be turned on (Windows 10 and later; Windows Terminal has it on).  A console that
+    refuses (an old one) gets plain text, never raw ``ESC [`` codes."""
     if sys.platform != "win32":
         return True
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from autograd_kata.classroom.course.records import STATUSES
 from autograd_kata.classroom.grading.formats import render
 from autograd_kata.core.errors import Refusal
-from autograd_kata.core.i18n import t_in
+from autograd_kata.core.i18n import Text, t_in
 from autograd_kata.core.manifest import STAGES
 from autograd_kata.core.manifest import stage as stage_by_number
 from autograd_kata.core.mistakes import PHRASES, label
@@ -87,6 +87,13 @@ def read_csv_students(path: Path) -> list[str]:
 
 # --- the summary ----------------------------------------------------------------------
 
+def _said_again(data, lang: str) -> str:
+    try:
+        return Text.load(data, lang) if data else ""
+    except ValueError:
+        return ""
+
+
 def class_summary(records: list[dict], stages, lang: str = "en") -> str:
     """Per stage, every status with its students; then every classic mistake the failures
     name, with the number and the names of the students who made it."""
@@ -95,7 +102,7 @@ def class_summary(records: list[dict], stages, lang: str = "en") -> str:
     say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
     lines = []
     if records and not records[0].get("isolated", True):
-        lines.append(records[0].get("isolation", ""))
+        lines.append(_said_again(records[0].get("isolation_said"), lang) or records[0].get("isolation", ""))
     lines += [say("summary.title", n=n, stages=", ".join(str(s.number) for s in stages)), ""]
     for s in stages:
         who = {status: [r["student"] for r in records if r["status"].get(str(s.number)) == status]

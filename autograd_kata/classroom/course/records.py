@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular
+from autograd_kata.core.i18n import Text
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
@@ -88,6 +89,11 @@ def stage_mistakes(g, status: str) -> list[str]:
     return sorted(phrase for number, phrase, ident in PHRASES if number == g.stage.number and ident in named)
 
 
+def _data(text) -> dict | None:
+    """A message's data (``i18n.Text.data``), so a summary says it again in its own language."""
+    return text.data() if isinstance(text, Text) else None
+
+
 def record(name: str, report, submission: Path, stages, files: str, tests: str, stub: dict,
            seed: int | None) -> dict:
     """What the course keeps of one student's grading (the ``course`` part of its JSON)."""
@@ -101,7 +107,7 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
     return {"student": name, "files": files, "tests": tests, "stages": [s.number for s in stages],
             "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,
             "score": report.score if report.graded else None, "max_score": report.max_score,
-            "isolated": report.isolated,
+            "isolated": report.isolated, "isolation_said": _data(report.isolation),
             "isolation": report.isolation, "status": status, "mistakes": mistakes}
 
 

@@ -1,5 +1,6 @@
 """The last step of grading, submission -> sandbox -> judge -> **formats**: one
-``grade.Report`` written as a text table, JSON, Gradescope's results.json or JUnit XML.
+``grade.Report`` written as a text table, JSON, Gradescope's results.json, JUnit XML,
+Classroom 50's result.json (its grading part) or PrairieLearn's results.json.
 
 The words around the results come from the catalogue in ``lang`` (``kata grade
 --lang``; default English); the judge speaks English (``folders.judge_env``), and
@@ -22,7 +23,7 @@ from autograd_kata.core.i18n import t_in
 from autograd_kata.core.results.model import TestResult
 from autograd_kata.core.term import pad, width
 
-FORMATS = ("text", "json", "gradescope", "junit")
+FORMATS = ("text", "json", "gradescope", "junit", "classroom50", "prairielearn")
 
 
 def title(stage, lang: str = "en") -> str:
@@ -51,6 +52,7 @@ def as_text(report: Report, lang: str = "en", timed: bool = True) -> str:
         if g.problem:
             for i, line in enumerate(g.problem.splitlines()[:6]):
                 lines.append(f"{indent}{'-> ' if i == 0 else '   '}{line}")
+        lines += [f"{indent}   {note}" for note in g.advisory_notes(lang)]
     total = f"{report.score}/{report.max_score}" if report.graded else say("report.not_graded")
     lines.append(pad(say("report.total"), first_col + 39) + f"{total:>9}")
     if report.message:
@@ -68,42 +70,107 @@ def as_json(report: Report, lang: str = "en", timed: bool = True) -> str:
         data["seconds"] = None
         for g in data["stages"]:
             g["seconds"] = None
-            for t in g["tests"]:
+            for t in g["tests"] + g["advisory"]:
                 t["seconds"] = None
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def stage_name(g, lang: str) -> str:
+    return t_in(lang, "report.stage_name", n=g.stage.number, title=title(g.stage, lang))
+
+
+def stage_output(g, lang: str) -> str:
+    """A stage's part of a platform's feedback: tests passed, the file graded, why it scored 0,
+    then each test with the first line of its failure."""
+    out = [t_in(lang, "report.tests_passed", passed=g.passed, total=g.total, policy=t_in(lang, "report.policy_text"))]
+    if g.file_note():
+        out.append(g.file_note(lang))
+    if g.problem:
+        out.append(g.problem)
+    for t in g.tests:
+        line = f"{'PASS' if t.status == 'passed' else t.status.upper()}  {t.short}"
+        if t.status != "passed" and t.message:
+            line += f"\n      {t.headline}"
+        out.append(line)
+    out += g.advisory_notes(lang)
+    return "\n".join(out)
+
+
+def _summary(report: Report, lang: str) -> str:
+    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
+    first = report.first_line if not report.isolated else say("report.graded", submission=report.submission)
+    points = say("report.points", score=report.score, max=report.max_score, policy=say("report.policy_text")) \
+        if report.graded else say("report.not_graded_note")
+    return "\n".join([first, points] + ([report.message] if report.message else []))
 
 
 def as_gradescope(report: Report, lang: str = "en", timed: bool = True) -> str:
     """Gradescope's results.json: one test entry per stage, worth its points (never the hidden seed)."""
     report = in_language(report, lang)
-    say = lambda msgid, **f: t_in(lang, msgid, **f)  # noqa: E731
-    policy = say("report.policy_text")
     tests = []
     for g in report.stages:
-        out = [say("report.tests_passed", passed=g.passed, total=g.total, policy=policy)]
-        if g.file_note():
-            out.append(g.file_note(lang))
-        if g.problem:
-            out.append(g.problem)
-        for t in g.tests:
-            line = f"{'PASS' if t.status == 'passed' else t.status.upper()}  {t.short}"
-            if t.status != "passed" and t.message:
-                line += f"\n      {t.headline}"
-            out.append(line)
-        tests.append({"name": say("report.stage_name", n=g.stage.number, title=title(g.stage, lang)),
-                      "number": str(g.stage.number),
+        tests.append({"name": stage_name(g, lang), "number": str(g.stage.number),
                       "score": float(g.score), "max_score": float(g.max_score),
-                      "status": "passed" if g.ok else "failed", "output": "\n".join(out),
+                      "status": "passed" if g.ok else "failed", "output": stage_output(g, lang),
                       "visibility": "visible"})
-    first = report.first_line if not report.isolated else say("report.graded", submission=report.submission)
-    summary = f"{first}\n" + say("report.points", score=report.score, max=report.max_score, policy=policy)
-    if report.message:
-        summary += "\n" + report.message
+    summary = _summary(report, lang)
     data = {"score": float(report.score), "execution_time": round(report.seconds),
             "output": summary, "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
     if not timed:
         del data["execution_time"]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def as_classroom50(report: Report, lang: str = "en", timed: bool = True) -> str:
+    """Classroom 50's result.json, its grading part (``classroom50/result/v1``: one test per stage,
+    worth its points, whole points), in ``lang``; Classroom 50's autograder adds the submission's
+    fields (``templates/classroom50_autograder.py.tmpl``)."""
+    report = in_language(report, lang)
+    tests = [{"test-name": stage_name(g, lang), "passed": g.ok, "score": g.score, "max-score": g.max_score,
+              "message": g.problem} for g in report.stages]
+    data = {"score": report.score, "max-score": report.max_score, "tests": tests}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+PRAIRIELEARN_LIMIT = 1_000_000  # bytes: PrairieLearn's limit on results.json (its docs, "Grading results")
+SYNTAX = ("SyntaxError", "IndentationError", "TabError")
+
+
+def _syntax_error(g) -> bool:
+    """Whether ``g``'s submitted file did not compile (the judge's words as data: ``check.no_import``)."""
+    def said(data) -> bool:
+        if isinstance(data, dict):
+            if data.get("id") == "check.no_import" and (data.get("args") or {}).get("kind") in SYNTAX:
+                return True
+            return any(said(v) for v in data.values())
+        return isinstance(data, list) and any(said(v) for v in data)
+    return any(t.kind == "import" and said(t.said) for t in g.tests)
+
+
+def as_prairielearn(report: Report, lang: str = "en", timed: bool = True) -> str:
+    """PrairieLearn's external grader results.json: ``score`` from 0 to 1, one test per stage with
+    its ``points`` and ``max_points``; ``gradable: false`` (no score, no attempt lost) when the
+    grader failed or a submitted file has a syntax error; always under PRAIRIELEARN_LIMIT."""
+    report = in_language(report, lang)
+    invalid = [g for g in report.stages if not g.graded or _syntax_error(g)]
+    policy = t_in(lang, "report.policy_text")
+    tests: list[dict[str, str | float]] = [
+        {"name": stage_name(g, lang), "description": policy, "points": float(g.score) if g.graded else 0.0,
+         "max_points": float(g.max_score), "message": g.problem, "output": stage_output(g, lang)}
+        for g in report.stages]
+    data: dict = {"gradable": not invalid, "message": _summary(report, lang), "tests": tests}
+    if invalid:
+        data["format_errors"] = [f"{stage_name(g, lang)}: {g.problem}" for g in invalid]
+    else:
+        data["score"] = round(report.score / report.max_score, 6) if report.max_score else 0.0
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    for keep in (20_000, 2_000, 200):  # each stage's output cut until the whole fits
+        if len(text.encode("utf-8")) < PRAIRIELEARN_LIMIT:
+            break
+        for test in tests:
+            test["output"] = str(test["output"])[:keep]
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return text
 
 
 def junit_key(nodeid: str) -> tuple[str, str]:
@@ -146,12 +213,14 @@ def as_junit(report: Report, lang: str = "en", timed: bool = True) -> str:
 
 def untimed(report: Report) -> Report:
     """A copy of ``report`` with every time set to 0: what ``--seed`` writes, the same on every run."""
-    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests])
+    stages = [dataclasses.replace(g, seconds=0.0, tests=[dataclasses.replace(t, seconds=0.0) for t in g.tests],
+                                  advisory=[dataclasses.replace(t, seconds=0.0) for t in g.advisory])
               for g in report.stages]
     return dataclasses.replace(report, stages=stages, seconds=0.0)
 
 
-WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit": as_junit}
+WRITERS = {"text": as_text, "json": as_json, "gradescope": as_gradescope, "junit": as_junit,
+           "classroom50": as_classroom50, "prairielearn": as_prairielearn}
 
 
 def render(report: Report, fmt: str, lang: str = "en", timed: bool = True) -> str:

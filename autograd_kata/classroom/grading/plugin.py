@@ -11,6 +11,10 @@ test file may take ``--kata-stage-budget`` seconds in all; once it has, its
 remaining tests are not run (skipped, which never passes; the other stages still
 run; the message is catalogue data, as ``kata check``'s not-run tests'), and the file is
 named under ``"stopped"`` when the collected file is written again at the end.
+
+The collected file also names, under ``"advisory"``, the tests marked ``advisory``: checks of
+what only the sandbox can say about itself, which the grader reports and does not score
+(docs/instructors.md, "The judge decides").
 """
 from __future__ import annotations
 
@@ -40,14 +44,15 @@ def _write(path, data) -> None:
 
 class Judge:
     def __init__(self, path, budget):
-        self.path, self.budget, self.ids = path, budget, []
+        self.path, self.budget, self.ids, self.advisory = path, budget, [], []
         self.spent: dict[str, float] = {}
         self.stopped: list[str] = []
 
     def pytest_collection_finish(self, session):
         self.ids = [item.nodeid for item in session.items]
+        self.advisory = [item.nodeid for item in session.items if item.get_closest_marker("advisory")]
         if self.path:
-            _write(self.path, {"ids": self.ids})
+            _write(self.path, {"ids": self.ids, "advisory": self.advisory})
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -68,7 +73,7 @@ class Judge:
 
     def pytest_sessionfinish(self, session):
         if self.path:
-            _write(self.path, {"ids": self.ids, "stopped": self.stopped})
+            _write(self.path, {"ids": self.ids, "advisory": self.advisory, "stopped": self.stopped})
 
 
 def pytest_configure(config):

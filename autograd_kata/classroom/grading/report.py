@@ -14,7 +14,8 @@ from autograd_kata.core.i18n import Text, t_in
 from autograd_kata.core.results.kinds import cause_first
 from autograd_kata.core.results.model import StageResult, TestResult
 
-POLICY = "all or nothing per stage: a stage earns its points only when every one of its tests passes"
+POLICY = ("all or nothing per stage: a stage earns its points only when every one of its tests passes "
+          "(advisory tests are reported, not scored)")
 # what a report holds, whatever the submission makes its messages and its files (docs/instructors.md,
 # "What is guaranteed"): a test's message at most MAX_MESSAGE characters, a stage's messages
 # MAX_STAGE_MESSAGES bytes in all as a report writes them (then each failure keeps its first line while
@@ -39,6 +40,8 @@ class StageGrade(StageResult):
     found: list[str] = field(default_factory=list)  # the first MAX_FOUND candidate files, as shown
     found_total: int = 0   # how many candidates there were (0: as many as ``found``)
     file: Path | None = field(default=None, repr=False, compare=False)  # the graded file itself (not reported)
+    # the advisory tests' results: reported, worth no points (the sandbox's word; docs/instructors.md)
+    advisory: list[TestResult] = field(default_factory=list)
 
     @property
     def max_score(self) -> int:
@@ -73,9 +76,17 @@ class StageGrade(StageResult):
                 "passed": self.passed, "total": self.total, "reason": self.problem, "reason_kind": self.problem_kind,
                 "seconds": round(self.seconds, 3), "source": self.source, "found": list(self.found),
                 "found_total": max(self.found_total, len(self.found)),
-                "tests": [{"name": t.name, "status": t.status, "kind": t.kind, "mistakes": list(t.mistakes),
-                           "where": list(t.where) if t.where else None, "message": t.message,
-                           "seconds": round(t.seconds, 3)} for t in self.tests]}
+                "tests": [_test_dict(t) for t in self.tests], "advisory": [_test_dict(t) for t in self.advisory]}
+
+    def advisory_notes(self, lang: str = "en") -> list[str]:
+        """One line per advisory test that did not pass: said, and worth no points."""
+        return [t_in(lang, "report.advisory_failed", test=t.short, headline=t.headline[:MAX_HEADLINE])
+                for t in self.advisory if t.status != "passed"]
+
+
+def _test_dict(t: TestResult) -> dict:
+    return {"name": t.name, "status": t.status, "kind": t.kind, "mistakes": list(t.mistakes),
+            "where": list(t.where) if t.where else None, "message": t.message, "seconds": round(t.seconds, 3)}
 
 
 @dataclass
@@ -153,7 +164,8 @@ def in_language(report: Report, lang: str) -> Report:
         return text.render(lang) if isinstance(text, Text) else text
     stages = []
     for g in report.stages:
-        said = replace(g, tests=[test.in_language(lang) for test in g.tests] if lang != "en" else g.tests)
+        said = replace(g, tests=[test.in_language(lang) for test in g.tests] if lang != "en" else g.tests,
+                       advisory=[test.in_language(lang) for test in g.advisory] if lang != "en" else g.advisory)
         if isinstance(g.problem, Text) and g.problem.msgid == "report.not_passed":  # from the tests said again
             said.problem = not_passed(said, lang)
         else:  # one of the grader's own (``say``)
@@ -165,19 +177,21 @@ def in_language(report: Report, lang: str) -> Report:
 
 # --- from the judge's results --------------------------------------------------------
 
-def fill(grade: StageGrade, ids: list[str], reported: dict) -> None:
+def fill(grade: StageGrade, ids: list[str], reported: dict, advisory=frozenset()) -> None:
     """Add to ``grade`` a TestResult for each of ``ids`` (the collected tests), from what the judge
-    ``reported`` ({node id: its results entry}); a test it did not report is "missing"."""
+    ``reported`` ({node id: its results entry}); a test it did not report is "missing".  The
+    ``advisory`` ones go to ``grade.advisory``: reported, not scored."""
     budget = MAX_STAGE_MESSAGES
     for nodeid in ids:
+        where = grade.advisory if nodeid in advisory else grade.tests
         entry = reported.get(nodeid)
         if entry is None:
-            grade.tests.append(TestResult(nodeid, "missing", "not run"))
+            where.append(TestResult(nodeid, "missing", "not run"))
             continue
         test = TestResult.from_entry(entry, missing="missing")
         test.message = _bounded(test.message, budget)
         budget -= _cost(test.message)
-        grade.tests.append(test)
+        where.append(test)
         grade.seconds += test.seconds
 
 
