@@ -289,3 +289,25 @@ def test_judges_and_their_stage_folders_go_with_a_killed_grader(tmp_path):
                     "--out", str(tmp_path / "next.json"))
         assert proc.returncode == 1, proc.stderr
         assert not left & set(os.listdir(jailroot.path() / jailroot.STAGES))
+
+
+# --- what the root's set-ups show --------------------------------------------------------------
+
+SEE = r'''
+import json, os
+seen = {p: os.path.exists(p) for p in %(paths)r}
+import decimal, json, ctypes, sqlite3, zlib  # the standard library, its C modules included
+print(json.dumps(seen))
+'''
+
+
+@pytest.mark.skipif(FOUND.mode not in ("namespaces", "chroot"), reason=f"the jail root's copy is root's: {FOUND.mode}")
+def test_the_root_set_ups_show_the_standard_library_and_no_site_packages(folder):
+    """``namespaces`` binds the chroot mode's read-only copy as its system (issue 26: it showed
+    all of /usr and the interpreter's site-packages)."""
+    import sysconfig
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    paths = [base["purelib"], base["platlib"], "/usr/share", "/usr/include", "/etc/passwd", "/usr/bin/env",
+             base["stdlib"] + "/json/__init__.py"]
+    seen = probe(folder, SEE % {"paths": paths})
+    assert seen == {**dict.fromkeys(paths, False), base["stdlib"] + "/json/__init__.py": True}, seen

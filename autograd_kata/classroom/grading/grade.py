@@ -87,7 +87,7 @@ def grade(submission: Path, grader_root: Path, stages=STAGES, stage_timeout: flo
     report.hidden_seed = secrets.randbits(64) if seed is None else seed
     jail.become_subreaper()
     jail.not_dumpable()  # the hidden seed is in this process's memory: closed to a sandbox of its uid
-    if found.mode == "chroot":
+    if found.root:  # chroot, and namespaces (its system is the same copy)
         try:
             jailroot.check(Path(found.root))  # before each grading: nothing in it writable or not root's
             jailroot.sweep_stages(Path(found.root))  # what a grader killed midway left there

@@ -174,9 +174,11 @@ def read_only(target: str) -> None:
         raise Refused(0, f"{target} is still writable after its read-only remount")
 
 
-def _build_root(folder: str, python: str) -> None:
-    """In the new mount namespace: a tmpfs at ``folder`` becomes the new root, holding the
-    system read-only and ``folder``'s own contents at its path; then it is made read-only too."""
+def _build_root(folder: str, python: str, system: str | None = None) -> None:
+    """In the new mount namespace: a tmpfs at ``folder`` becomes the new root, holding read-only
+    ``system``'s top folders (the jail root's copy of the interpreter and its standard library,
+    root's modes) or else the system's own ``/usr``, ``/lib*`` and the interpreter's prefix, and
+    ``folder``'s own contents at its path; then it is made read-only too."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     # opened in the new namespace (a bind source must be in it), before the tmpfs hides it
     keep = os.open(folder, os.O_PATH | os.O_DIRECTORY)
@@ -195,8 +197,16 @@ def _build_root(folder: str, python: str) -> None:
         _mount(source, target, None, flags)
         read_only(target)
 
-    prefixes = [sys.base_prefix, os.path.dirname(python)]
-    for path in SYSTEM:
+    prefixes = [] if system else [sys.base_prefix, os.path.dirname(python)]
+    for name in sorted(os.listdir(system)) if system else []:
+        source = os.path.join(str(system), name)
+        if name == "stages":  # the chroot mode's stage folders: never another grading's
+            continue
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), inside(name))
+        elif os.path.isdir(source):
+            bind(source, inside(name))
+    for path in () if system else SYSTEM:
         if os.path.islink(path):
             os.symlink(os.readlink(path), inside(path))
         elif os.path.isdir(path):
@@ -205,7 +215,7 @@ def _build_root(folder: str, python: str) -> None:
         path = os.path.realpath(path)
         if not any(path == s or path.startswith(s + "/") for s in SYSTEM) and not os.path.exists(inside(path)):
             bind(path, inside(path))
-    for path in FILES:
+    for path in () if system else FILES:
         if os.path.exists(path):
             bind(path, inside(path), is_dir=False)
     # not recursive: the tmpfs now mounted on folder would come along and hide it again
@@ -249,7 +259,7 @@ def _confine(plan: Plan, ids: tuple[int, int] | None) -> None:
     if plan.mode == "namespaces":
         _unshare(CLONE_NEWNS, optional=CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID)
         _in_pid_namespace()
-        _build_root(plan.folder, plan.python)
+        _build_root(plan.folder, plan.python, plan.root)
     elif plan.mode == "userns":
         uid, gid = os.getuid(), os.getgid()
         _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, optional=CLONE_NEWIPC | CLONE_NEWNET)

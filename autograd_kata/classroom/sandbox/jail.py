@@ -25,13 +25,15 @@ and the report's first line says which (``Isolation.line``):
 
 * ``namespaces`` (root with ``CAP_SYS_ADMIN``): mount, IPC, PID and network
   namespaces of its own; its root is a fresh tmpfs, read-only, holding only
-  the system's ``/usr`` (and ``/lib*``, ``/bin`` links) and the interpreter's
-  prefix, read-only, and the stage folder at its own path;
+  the chroot mode's read-only copy of the interpreter and its standard library
+  (``jailroot.py``; the system's ``/usr``, ``/lib*`` and the interpreter's
+  prefix where no copy can be made), and the stage folder at its own path;
 * ``chroot`` (root with Docker's default capabilities: no namespaces):
   chrooted into a root-owned read-only copy of the interpreter and its
   standard library (``jailroot.py``), the stage folder inside it;
 * ``userns`` (not root, where unprivileged user namespaces are allowed): a
-  user namespace, then the same namespaces and root as ``namespaces``;
+  user namespace, then the same namespaces as ``namespaces``, its root holding
+  the system's ``/usr`` and ``/lib*`` and the interpreter's prefix;
 * ``none``: a separate process in its own session with the limits, nothing more.
 
 In ``namespaces`` and ``chroot`` the sandbox then drops every group and takes
@@ -146,13 +148,17 @@ def detect() -> Isolation:
         return Isolation("userns") if _works("userns") else Isolation("none", "isolation.why.no_userns")
     if pool.ensure(1) is None:
         return Isolation("none", "isolation.why.no_user")
-    if _works("namespaces"):
-        return Isolation("namespaces")
-    if not _capable(CAP_SETGID, CAP_SETUID, CAP_SYS_CHROOT):
-        return Isolation("none", "isolation.why.no_chroot")
-    try:
+    try:  # the read-only copy of the interpreter and its standard library, no site-packages
         root = str(jailroot.ready())
     except (OSError, subprocess.SubprocessError, jailroot.JailBroken):
+        root = ""
+    if root and _works("namespaces", root):
+        return Isolation("namespaces", root=root)  # that copy as the namespace's system
+    if _works("namespaces"):
+        return Isolation("namespaces")  # no copy could be made here: the system's /usr instead
+    if not _capable(CAP_SETGID, CAP_SETUID, CAP_SYS_CHROOT):
+        return Isolation("none", "isolation.why.no_chroot")
+    if not root:
         return Isolation("none", "isolation.why.no_jail_root")
     if _works("chroot", root):
         return Isolation("chroot", root=root)
