@@ -202,7 +202,8 @@ def test_the_pages_workflow_builds_and_publishes_the_site():
 
 def test_the_readme_starts_with_both_ways_to_start_and_the_instructors_command():
     top = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:14])
-    assert "In your browser" in top and "pip install -e . && kata" in top
+    assert "In your browser" in top and "python -m pip install autograd-kata" in top
+    assert "kata init" in top and "[Start here](#start-here)" in top
     assert "kata site DIR --fetch" in top
 
 
