@@ -15,6 +15,7 @@ import pytest
 
 from autograd_kata.classroom.grading.report import StageGrade, fill
 from autograd_kata.core import runner, state
+from autograd_kata.core.i18n import t
 from autograd_kata.core.manifest import stage
 from autograd_kata.core.results.model import TestResult
 
@@ -116,10 +117,12 @@ def test_the_grader_counts_an_unknown_outcome_as_not_run():
 
 
 def test_a_stage_without_its_test_file_is_known_as_such_from_the_cache_too(tmp_path):
-    """``tests_missing`` is a kind of problem, kept as data in the cache, never told by its words."""
+    """``tests_missing`` is a kind of problem, kept as data in the cache, never told by its words:
+    read back, its words are said afresh from the kind (in the learner's language), not stored."""
     def run(impl, stages, root):
         return {s.number: runner.StageResult(s, impl, problem="any words", problem_kind="missing") for s in stages}
     first = state.cached_results([stage(1)], tmp_path, run=run)[1]
     again = state.known_results([stage(1)], tmp_path)[1]
-    assert first.tests_missing and again.tests_missing and again.problem == "any words"
+    assert first.tests_missing and again.tests_missing
+    assert again.problem == t("runner.tests_missing", file=stage(1).test_file) != "any words"
     assert not runner.StageResult(stage(1), "exercises", problem="any words").tests_missing

@@ -94,8 +94,6 @@ def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Pa
     (its signature too, so that it can stand in for it).  ``timeout`` bounds the
     pytest child there; here there is no child, and each test's limit is
     ``site.limits``'.  ``root`` defaults to the page's kata folder."""
-    import pytest
-
     from autograd_kata.core import i18n, runner
     from autograd_kata.core.manifest import STAGES
     root = Path(root or ROOT)
@@ -104,7 +102,23 @@ def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Pa
     env = runner.child_env(impl)
     for key in [k for k in os.environ if runner.LEAKY_ENV.match(k)]:
         del os.environ[key]
+    learners = os.environ.get(i18n.ENV)  # the tests speak English (as the child does); then the learner's again
     os.environ.update({k: v for k, v in env.items() if k in ("KATA_IMPL", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", i18n.ENV)})
+    try:
+        return _run_here(impl, stages, root, extra)
+    finally:
+        if learners is None:
+            os.environ.pop(i18n.ENV, None)
+        else:
+            os.environ[i18n.ENV] = learners
+        i18n.reset()
+
+
+def _run_here(impl: str, stages: list, root: Path, extra: Sequence[str]) -> dict[int, StageResult]:
+    """``run``'s pytest, in this process, with the child's environment already in place."""
+    import pytest
+
+    from autograd_kata.core import i18n, runner
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
         out = Path(tmp) / "results.json"
         args = runner.pytest_command(impl, stages, out, extra, root=root)[3:] + ["-p", "autograd_kata.site.limits"]

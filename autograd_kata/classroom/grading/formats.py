@@ -165,7 +165,7 @@ def as_prairielearn(report: Report, lang: str = "en", timed: bool = True) -> str
         data["score"] = round(report.score / report.max_score, 6) if report.max_score else 0.0
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     for keep in (20_000, 2_000, 200):  # each stage's output cut until the whole fits
-        if len(text.encode("utf-8")) < PRAIRIELEARN_LIMIT:
+        if len(text.encode("utf-8", "surrogatepass")) < PRAIRIELEARN_LIMIT:  # a half character: 3 bytes, as its U+FFFD
             break
         for test in tests:
             test["output"] = str(test["output"])[:keep]
