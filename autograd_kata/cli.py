@@ -22,6 +22,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.cli_argparse import (
@@ -257,10 +258,17 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
         p.add_argument(*a.flags, **options)
 
 
+def invoked_as() -> str:
+    """The name the learner typed: ``autograd-kata`` (the script under the distribution's
+    name, where another package's ``kata`` is installed) or ``kata`` (also for ``python -m``)."""
+    name = Path(sys.argv[0]).name.removesuffix(".exe")
+    return name if name == "autograd-kata" else "kata"
+
+
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
-    p = argparse.ArgumentParser(prog="kata", description=i18n.t("help.kata", n=len(manifest.STAGES)),
+    p = argparse.ArgumentParser(prog=invoked_as(), description=i18n.t("help.kata", n=len(manifest.STAGES)),
                                 formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"kata {__version__}",
                    help=argparse_word("show program's version number and exit"))  # 3.10-3.12 do not ask

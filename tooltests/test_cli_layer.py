@@ -277,3 +277,20 @@ def test_a_hint_file_without_a_title_line_gets_the_stage_title(tmp_path, monkeyp
     assert cli.main(["hint", "1", "--level", "1"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == i18n.t("hint.title", n=1, title=title(stage(1))) and "because" in out
+
+
+@pytest.mark.parametrize("script, shown", [
+    ("autograd-kata", "autograd-kata"),  # the script under the distribution's name says its name
+    ("autograd-kata.exe", "autograd-kata"),
+    ("kata", "kata"),
+    ("__main__.py", "kata"),             # python -m autograd_kata
+])
+def test_usage_names_the_command_the_learner_typed(script, shown):
+    """Where another package's ``kata`` is installed, the learner types ``autograd-kata``:
+    its usage line and errors must not tell them to type ``kata``."""
+    env = {**os.environ, "KATA_LANG": "en"}
+    out = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.argv[0] = {'/v/bin/' + script!r}; "
+         "from autograd_kata.cli import main; raise SystemExit(main(['--help']))"],
+        capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0 and out.stdout.startswith(f"usage: {shown} "), out.stdout[:200] + out.stderr
