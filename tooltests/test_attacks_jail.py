@@ -37,6 +37,7 @@ me, judge, AT_FDCWD = os.getpid(), %(judge)d, -100
 buf = ctypes.create_string_buffer(64)
 CALLS = {
     "modify_ldt": (154, 0, buf, 64), "open_tree": (428, AT_FDCWD, b".", 0), "fsopen": (430, b"tmpfs", 0),
+    "move_mount": (429, -1, b"", AT_FDCWD, b"/", 0),
     "pidfd_open": (434, me, 0), "pidfd_getfd": (438, -1, 0, 0), "process_vm_readv": (310, me, 0, 0, 0, 0, 0),
     "process_vm_writev": (311, me, 0, 0, 0, 0, 0), "process_madvise": (440, -1, 0, 0, 0, 0),
     "kcmp": (312, me, me, 0, 0, 0), "memfd_create": (319, b"kata", 0), "openat2": (437, AT_FDCWD, b".", 0, 0),
@@ -65,6 +66,10 @@ print(json.dumps(seen))
 '''
 # without the filter these succeed on any Linux kernel, so a refusal in the sandbox is the filter's
 ALLOWED_UNFILTERED = ("open_tree", "pidfd_open", "process_vm_readv", "kcmp", "memfd_create", "memfd")
+# issue 26's list: in the sandbox each fails with the filter's EPERM, whatever the kernel would say
+# of its arguments (the filter answers before the kernel reads them)
+NAMED = ("modify_ldt", "fsopen", "open_tree", "move_mount", "pidfd_getfd", "process_vm_readv", "process_vm_writev",
+         "process_madvise", "kcmp", "memfd_create")
 
 
 def probe(folder: Path, code: str) -> dict:
@@ -102,6 +107,7 @@ def test_the_allow_list_refuses_every_way_out_and_in(folder, tmp_path):
                    and v not in ("EPERM", "EACCES", "EROFS", "ENOENT")}
     assert not let_through
     assert {k: seen[k] for k in ALLOWED_UNFILTERED} == dict.fromkeys(ALLOWED_UNFILTERED, "EPERM"), seen
+    assert {k: seen[k] for k in NAMED} == dict.fromkeys(NAMED, "EPERM"), seen
     assert seen["signal_judge"] == "EPERM" and seen["signal_self"] == "allowed" and seen["read_own"] == "allowed"
 
 
@@ -121,6 +127,45 @@ def test_in_every_set_up_the_sandbox_writes_nothing_and_signals_only_itself_as_t
     seen = probe(folder, REACH % {"judge": os.getpid()})
     assert seen["write_here"] != "allowed" and seen["mkdir"] != "allowed" and seen["signal_judge"] != "allowed"
     assert readme_row(FOUND.mode)[1:3] == ["nothing", "nothing but itself"]
+
+
+MEMFD = r'''
+import errno, json, mmap, os
+MiB = 1 << 20
+seen = {"memfd": "allowed", "memfd_mib": 0, "shared_mib": 0}
+try:
+    fd = os.memfd_create("kata")
+    chunk = b"\1" * (64 * MiB)
+    while seen["memfd_mib"] < 1536:  # its pages are memory, and no address space of this process
+        os.write(fd, chunk)
+        seen["memfd_mib"] += 64
+except OSError as error:
+    seen["memfd"] = errno.errorcode.get(error.errno, "?")
+try:  # shared anonymous memory, the other way to memory outside the heap: RLIMIT_AS counts it
+    hold = mmap.mmap(-1, 1536 * MiB, flags=mmap.MAP_SHARED)
+    seen["shared_mib"] = 1536
+except OSError:
+    pass
+print(json.dumps(seen))
+'''
+
+
+def _limited_to_1_gib() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (confine.GiB, confine.GiB))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="memfd_create is Linux's")
+def test_memory_through_memfd_is_refused_not_just_left_to_the_address_space_limit(folder):
+    """Measured (issue 26): ``memfd_create`` added 1.33 GB past the "1 GiB of address space".
+    Under the same 1 GiB limit and no filter, 1.5 GB through a memfd is given (the limit does not
+    count it); in the sandbox, in every set-up, ``memfd_create`` fails with EPERM (the allow list
+    lacks it: PermissionError, an OSError), so none of it is, and shared memory is counted."""
+    control = subprocess.run([sys.executable, "-I", "-S", "-c", MEMFD], capture_output=True, text=True,
+                             preexec_fn=_limited_to_1_gib, timeout=120, check=True)
+    assert json.loads(control.stdout) == {"memfd": "allowed", "memfd_mib": 1536, "shared_mib": 0}, control
+    seen = probe(folder, MEMFD)
+    assert seen == {"memfd": "EPERM", "memfd_mib": 0, "shared_mib": 0}, seen
 
 
 DROP_A_MODULE = r'''
@@ -276,13 +321,8 @@ def test_judges_and_their_stage_folders_go_with_a_killed_grader(tmp_path):
     left = set(os.listdir(jailroot.path() / jailroot.STAGES)) if FOUND.mode == "chroot" else set()
     os.kill(grader.pid, signal.SIGKILL)  # what a platform's timeout does
     grader.wait()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _alive(judges):
-        time.sleep(0.05)
+    time.sleep(2)  # issue 26's bound: 2 s after the kill, nothing of the grading runs
     assert not _alive(judges), "a judge outlived its grader"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and sandboxes_alive():
-        time.sleep(0.05)
     assert not sandboxes_alive()
     if FOUND.mode == "chroot":  # the next grading's start removes what the killed one left
         proc = kata("grade", "--submission", str(folder), "--stage", "1", "--format", "json",
@@ -311,3 +351,4 @@ def test_the_root_set_ups_show_the_standard_library_and_no_site_packages(folder)
              base["stdlib"] + "/json/__init__.py"]
     seen = probe(folder, SEE % {"paths": paths})
     assert seen == {**dict.fromkeys(paths, False), base["stdlib"] + "/json/__init__.py": True}, seen
+
