@@ -352,3 +352,23 @@ def test_the_root_set_ups_show_the_standard_library_and_no_site_packages(folder)
     seen = probe(folder, SEE % {"paths": paths})
     assert seen == {**dict.fromkeys(paths, False), base["stdlib"] + "/json/__init__.py": True}, seen
 
+
+def test_every_refusal_the_guide_claims_names_a_test_that_exists():
+    """docs/instructors.md's table of what each set-up was measured to refuse: no claim without
+    a test (each row's last cell names it, ``the same``: the row's above)."""
+    import re
+    here = Path(__file__).parent
+    rows = [line for line in (here.parent / "docs" / "instructors.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| ") and line.count("|") == 7 and " | namespaces |" not in line]
+    assert len(rows) >= 15, "the guide's table of refusals"
+    named, last = [], None
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert set(cells[1:5]) <= {"yes", "-"}, row
+        found = re.findall(r"`(test_\w+\.py)?::(test_\w+)`", cells[5])
+        assert found or (cells[5] == "the same" and last), row
+        for file, test in found or []:
+            last = file or last
+            named.append((last, test))
+    missing = [f"{f}::{t}" for f, t in named if f"\ndef {t}(" not in (here / f).read_text(encoding="utf-8")]
+    assert not missing, missing
