@@ -331,6 +331,32 @@ def test_judges_and_their_stage_folders_go_with_a_killed_grader(tmp_path):
         assert not left & set(os.listdir(jailroot.path() / jailroot.STAGES))
 
 
+# --- the chroot jail's root, checked before every grading ------------------------------------
+
+@pytest.mark.skipif(not jail.is_root(), reason="the jail root is root's to make")
+def test_a_jail_root_anyone_but_root_could_change_is_set_aside_and_made_again(tmp_path, monkeypatch):
+    """docs/instructors.md: nothing in the copy may be writable or belong to anyone but root (nor
+    be set-ID, a device or a FIFO); a copy that fails the check is moved aside and made again."""
+    import stat
+    monkeypatch.setenv(jailroot.ENV_BASE, str(tmp_path / "base"))
+    root = jailroot.ready()
+    victim = next(root.rglob("json/__init__.py"))
+    mode = stat.S_IMODE(victim.stat().st_mode)
+    for spoil, undo in ((lambda: os.chmod(victim, 0o666), lambda: os.chmod(victim, mode)),
+                        (lambda: os.chown(victim, 4242, 0), lambda: os.chown(victim, 0, 0)),
+                        (lambda: os.chmod(victim, mode | stat.S_ISUID), lambda: os.chmod(victim, mode)),
+                        (lambda: os.mkfifo(victim.with_name("fifo")), lambda: victim.with_name("fifo").unlink())):
+        spoil()
+        with pytest.raises(jailroot.JailBroken):
+            jailroot.check(root)
+        undo()
+        jailroot.check(root)
+    os.chmod(victim.parent, 0o777)
+    again = jailroot.ready()
+    assert again == root and stat.S_IMODE(next(again.rglob("json/__init__.py")).parent.stat().st_mode) == 0o755
+    assert [p.name.split(".bad-")[0] for p in root.parent.glob(root.name + ".bad-*")] == [root.name]
+
+
 # --- what the root's set-ups show --------------------------------------------------------------
 
 SEE = r'''
