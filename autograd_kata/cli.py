@@ -31,6 +31,7 @@ from autograd_kata.cli_argparse import (
     argparse_in_language,
     argparse_word,
     command_in,
+    names_kept,
 )
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
@@ -295,26 +296,6 @@ def run(command: str, values: dict) -> int:
     return getattr(importlib.import_module(module), name)(**values) or 0
 
 
-# options whose value is a name anyone may have chosen: one that starts with "-" (a student
-# folder "-m17") is still that option's value, not an option of its own
-NAME_OPTIONS = ("--student",)
-
-
-def _names_kept(argv: list[str]) -> list[str]:
-    """``--student -m17`` as ``--student=-m17``, which argparse reads as the value it is."""
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] in NAME_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
-            out.append(f"{argv[i]}={argv[i + 1]}")
-            i += 2
-            continue
-        if argv[i] == "--":
-            return out + argv[i:]
-        out.append(argv[i])
-        i += 1
-    return out
-
-
 def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
     """``kata argv``: the exit status.  ``audiences`` (default: the learners' only in
     a student copy, else everyone's) are the commands offered."""
@@ -331,7 +312,7 @@ def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
         print(i18n.t("cli.not_in_student_copy", command=name, who=who), file=sys.stderr)
         return 2
     _warn_if_another_kata()
-    argv = _names_kept(argv)
+    argv = names_kept(argv)
     with argparse_in_language():  # its --help, its usage and its errors exit from in here
         args = parser(name, audiences).parse_args(argv)
         if args.command is None:

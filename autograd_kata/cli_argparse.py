@@ -129,3 +129,23 @@ def command_in(argv) -> str | None:
             return word
         after_lang = word == "--lang"
     return None
+
+
+# options whose value is a name anyone may have chosen: one that starts with "-" (a student
+# folder "-m17") is still that option's value, not an option of its own
+NAME_OPTIONS = ("--student",)
+
+
+def names_kept(argv: list[str]) -> list[str]:
+    """``--student -m17`` as ``--student=-m17``, which argparse reads as the value it is."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in NAME_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        if argv[i] == "--":
+            return out + argv[i:]
+        out.append(argv[i])
+        i += 1
+    return out
