@@ -22,7 +22,6 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.cli_argparse import (
@@ -31,7 +30,7 @@ from autograd_kata.cli_argparse import (
     argparse_in_language,
     argparse_word,
     command_in,
-    names_kept,
+    invoked_as,
 )
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
@@ -259,13 +258,6 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
         p.add_argument(*a.flags, **options)
 
 
-def invoked_as() -> str:
-    """The name the learner typed: ``autograd-kata`` (the script under the distribution's
-    name, where another package's ``kata`` is installed) or ``kata`` (also for ``python -m``)."""
-    name = Path(sys.argv[0]).name.removesuffix(".exe")
-    return name if name == "autograd-kata" else "kata"
-
-
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser of ``kata``: every command of ``audiences`` listed, ``command``'s filled in."""
     audiences = audiences or audiences_here()
@@ -296,6 +288,26 @@ def run(command: str, values: dict) -> int:
     return getattr(importlib.import_module(module), name)(**values) or 0
 
 
+# options whose value is a name anyone may have chosen: one that starts with "-" (a student
+# folder "-m17") is still that option's value, not an option of its own
+NAME_OPTIONS = ("--student",)
+
+
+def _names_kept(argv: list[str]) -> list[str]:
+    """``--student -m17`` as ``--student=-m17``, which argparse reads as the value it is."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in NAME_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        if argv[i] == "--":
+            return out + argv[i:]
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
     """``kata argv``: the exit status.  ``audiences`` (default: the learners' only in
     a student copy, else everyone's) are the commands offered."""
@@ -312,7 +324,7 @@ def main(argv=None, audiences: tuple[str, ...] | None = None) -> int:
         print(i18n.t("cli.not_in_student_copy", command=name, who=who), file=sys.stderr)
         return 2
     _warn_if_another_kata()
-    argv = names_kept(argv)
+    argv = _names_kept(argv)
     with argparse_in_language():  # its --help, its usage and its errors exit from in here
         args = parser(name, audiences).parse_args(argv)
         if args.command is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
+from pathlib import Path
 
 from autograd_kata.core import i18n
 from autograd_kata.core.term import width, wrap
@@ -131,21 +133,8 @@ def command_in(argv) -> str | None:
     return None
 
 
-# options whose value is a name anyone may have chosen: one that starts with "-" (a student
-# folder "-m17") is still that option's value, not an option of its own
-NAME_OPTIONS = ("--student",)
-
-
-def names_kept(argv: list[str]) -> list[str]:
-    """``--student -m17`` as ``--student=-m17``, which argparse reads as the value it is."""
-    out, i = [], 0
-    while i < len(argv):
-        if argv[i] in NAME_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
-            out.append(f"{argv[i]}={argv[i + 1]}")
-            i += 2
-            continue
-        if argv[i] == "--":
-            return out + argv[i:]
-        out.append(argv[i])
-        i += 1
-    return out
+def invoked_as() -> str:
+    """The name the learner typed: ``autograd-kata`` (the script under the distribution's
+    name, where another package's ``kata`` is installed) or ``kata`` (also for ``python -m``)."""
+    name = Path(sys.argv[0]).name.removesuffix(".exe")
+    return name if name == "autograd-kata" else "kata"
