@@ -319,16 +319,40 @@ def test_judges_and_their_stage_folders_go_with_a_killed_grader(tmp_path):
     assert judges, "no judge started"
     time.sleep(1)  # their sandboxes are importing
     left = set(os.listdir(jailroot.path() / jailroot.STAGES)) if FOUND.mode == "chroot" else set()
+    scratch = {_scratch_of(pid) for pid in judges}  # the grader's folder: the submission's copies
+    assert len(scratch) == 1 and next(iter(scratch)).name.startswith("kata-grade-"), scratch
     os.kill(grader.pid, signal.SIGKILL)  # what a platform's timeout does
     grader.wait()
     time.sleep(2)  # issue 26's bound: 2 s after the kill, nothing of the grading runs
     assert not _alive(judges), "a judge outlived its grader"
     assert not sandboxes_alive()
-    if FOUND.mode == "chroot":  # the next grading's start removes what the killed one left
-        proc = kata("grade", "--submission", str(folder), "--stage", "1", "--format", "json",
-                    "--out", str(tmp_path / "next.json"))
-        assert proc.returncode == 1, proc.stderr
-        assert not left & set(os.listdir(jailroot.path() / jailroot.STAGES))
+    # the next grading's start removes what the killed one left (in chroot, in the jail's root too)
+    proc = kata("grade", "--submission", str(folder), "--stage", "1", "--format", "json",
+                "--out", str(tmp_path / "next.json"))
+    assert proc.returncode == 1, proc.stderr
+    assert not left & set(os.listdir(jailroot.path() / jailroot.STAGES)) if left else True
+    assert not any(path.exists() for path in scratch), scratch
+
+
+def test_the_sweep_removes_only_a_dead_graders_folder(tmp_path):
+    """A live grading's folder (its lock held), a folder without the lock (another tool's, or an
+    older grader's) and anything not named as a grading's are left; a dead grader's goes."""
+    from autograd_kata.classroom.grading import folders
+    made = {name: tmp_path / name for name in ("kata-grade-live", "kata-grade-dead", "kata-grade-nolock", "other")}
+    for folder in made.values():
+        (folder / "stage01").mkdir(parents=True)
+    for name in ("kata-grade-dead", "other"):
+        (made[name] / folders.HELD).write_text("")
+    with folders.hold(made["kata-grade-live"]):
+        assert folders.sweep(str(tmp_path)) == ["kata-grade-dead"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kata-grade-live", "kata-grade-nolock", "other"]
+    assert folders.sweep(str(tmp_path)) == ["kata-grade-live"]  # its grader is gone now
+
+
+def _scratch_of(judge: int) -> Path:
+    with open(f"/proc/{judge}/cmdline", "rb") as f:
+        results = next(a for a in f.read().split(b"\0") if a.startswith(b"--kata-results="))
+    return Path(os.fsdecode(results.split(b"=", 1)[1])).parent.parent
 
 
 # --- the chroot jail's root, checked before every grading ------------------------------------

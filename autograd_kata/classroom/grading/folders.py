@@ -1,16 +1,72 @@
 """The folders a grading runs in (the grader's second step): the judge's private copy
 of the grader's tests, each stage's folder for its sandbox (the one submitted file),
-and the judge's environment."""
+and the judge's environment; the grading's own folder held (``hold``) while it runs, and
+those graders killed midway left swept away (``sweep``) when the next grading starts."""
 from __future__ import annotations
 
 import os
 import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+try:  # POSIX; on Windows kata grade refuses to grade (commands.py)
+    import fcntl
+except ImportError:
+    fcntl = None  # type: ignore[assignment]
 
 from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, near_misses, read_regular, shown
 from autograd_kata.classroom.grading.report import MAX_FOUND, StageGrade, say
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.manifest import Stage
+
+SCRATCH = "kata-grade-"  # the grading's folder in the temporary folder: tempfile.TemporaryDirectory's prefix
+HELD = ".kata-grader.lock"  # in it: locked by the grader that made it, for as long as it lives
+
+
+@contextmanager
+def hold(scratch: Path) -> Iterator[None]:
+    """``scratch`` locked as a live grader's within the block; the lock goes with this process
+    when it is killed (a platform's timeout), and ``sweep`` then removes the folder."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(scratch / HELD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def sweep(place: str | None = None) -> list[str]:
+    """Remove the grading folders (copies of a submission, the judges' files) that graders killed
+    midway left in the temporary folder: this user's, holding a lock no live grader holds (a
+    folder without one is another tool's, or a grader's of before: left alone).  Their names."""
+    removed: list[str] = []
+    if fcntl is None:
+        return removed
+    place = place or tempfile.gettempdir()
+    for name in sorted(os.listdir(place)):
+        folder = os.path.join(place, name)
+        try:
+            if not name.startswith(SCRATCH) or not stat.S_ISDIR((st := os.lstat(folder)).st_mode) \
+                    or st.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(folder, HELD), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(name)
+        except OSError:
+            pass  # a live grader's
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _copy_tree(src: Path, dst: Path) -> None:

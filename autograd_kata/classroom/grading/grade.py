@@ -44,7 +44,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograd_kata.classroom.grading.folders import judge_env, prepare_stage
+from autograd_kata.classroom.grading.folders import SCRATCH, hold, judge_env, prepare_stage, sweep
 from autograd_kata.classroom.grading.judging import judge_stages
 from autograd_kata.classroom.grading.report import Report, StageGrade, grader_failed, say
 from autograd_kata.classroom.sandbox import jail, jailroot, pool
@@ -107,7 +107,9 @@ def _grade_stages(report, submission, grader_root, stages, stage_timeout, jobs, 
             raise FileNotFoundError(f"the submission {submission} is not a folder")
         if not (grader_root / "tests").is_dir():
             raise FileNotFoundError(f"the grader {grader_root} has no tests/")
-        with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
+        sweep()  # what graders killed midway left in the temporary folder
+        # held until this grading ends, or this process does; removed then (a sweep may be first)
+        with tempfile.TemporaryDirectory(prefix=SCRATCH, ignore_cleanup_errors=True) as tmp, hold(Path(tmp)):
             scratch = Path(tmp)
             os.chmod(scratch, 0o711)  # the sandbox user may pass through to its stage folder, not list
             env = judge_env(scratch, {"KATA_HIDDEN_SEED": str(report.hidden_seed),
