@@ -115,7 +115,8 @@ def after_a_step(engine, **first_call) -> dict:
     """One training step of the fit from w = b = 0, then a second ``backward()`` of
     the same loss, its graph built before the step.  ``w0``, ``slope`` (w.grad of
     the first pass), ``w1`` and ``b1`` (after the step), and ``second``: w.grad of
-    the second pass, or the first sentence of the error that refused it."""
+    the second pass, or the first sentence of the error that refused it; ``held``: whether
+    a node between the loss and the parameters still held a grad when it began."""
     model = line(engine)
     loss = mse(engine, model, XS, YS)
     model.zero_grad()
@@ -124,11 +125,27 @@ def after_a_step(engine, **first_call) -> dict:
     update(model, LR)
     got.update(w1=model.w.data, b1=model.b.data)
     model.zero_grad()  # as the next step would: whatever comes now is the second pass alone
+    got["held"] = interior_grad_held(loss)
     try:
         loss.backward()
     except RuntimeError as error:
         return {**got, "second": str(error).split(". ")[0].strip().rstrip(".")}
     return {**got, "second": model.w.grad}
+
+
+def interior_grad_held(root) -> bool:
+    """Some node of ``root``'s graph made by an operation (not a leaf) has a nonzero grad."""
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        children = list(getattr(node, "_prev", ()))
+        if children and _number(node.grad) and node.grad != 0:
+            return True
+        todo += children
+    return False
 
 
 def true_slope(engine, w: float, b: float) -> float:
@@ -159,12 +176,16 @@ def stale_closures(stage, root: Path) -> list[str]:
     common = {"w0": _g(retained["w0"]), "w1": _g(retained["w1"]), "slope": _g(retained["slope"]),
               "true": _g(true), "n": earlier.number, "lr": _g(LR)}
     try:
-        old = after_a_step(_engine(earlier))["second"]
-        kind = "RuntimeError"  # if it refused, as only a later stage should
+        earlier_run = after_a_step(_engine(earlier))
+        old, held, kind = earlier_run["second"], earlier_run["held"], "RuntimeError"  # if it refused
     except Exception as error:  # noqa: BLE001 - the earlier stage may be unwritten; this one stands alone
-        old, kind = None, type(error).__name__
-    lines = [t("feel.stale_step", **common, second=_g(old)) if _number(old)
-             else t("feel.stale_step_failed", **common, kind=kind)]
+        old, held, kind = None, False, type(error).__name__
+    if not _number(old):
+        lines = [t("feel.stale_step_failed", **common, kind=kind)]
+    elif held and not _close(old, retained["slope"]) and not _close(old, true):  # where that number comes from
+        lines = [t("feel.stale_step_added", **common, second=_g(old))]
+    else:
+        lines = [t("feel.stale_step", **common, second=_g(old))]
     second = retained["second"]
     if _close(second, retained["slope"]) and not _close(second, true):
         lines.append(t("feel.stale_retained_old", grad=_g(second)))
