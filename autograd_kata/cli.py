@@ -22,7 +22,6 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from autograd_kata import __version__
 from autograd_kata.cli_argparse import (
@@ -31,6 +30,7 @@ from autograd_kata.cli_argparse import (
     argparse_in_language,
     argparse_word,
     command_in,
+    invoked_as,
 )
 from autograd_kata.core import i18n, manifest
 from autograd_kata.core.errors import Refusal
@@ -256,13 +256,6 @@ def _fill(p: argparse.ArgumentParser, command: Command) -> None:
             choices = ", ".join(map(str, options.get("choices", ())))
             options["help"] = i18n.t(a.help, **fields, choices=choices)
         p.add_argument(*a.flags, **options)
-
-
-def invoked_as() -> str:
-    """The name the learner typed: ``autograd-kata`` (the script under the distribution's
-    name, where another package's ``kata`` is installed) or ``kata`` (also for ``python -m``)."""
-    name = Path(sys.argv[0]).name.removesuffix(".exe")
-    return name if name == "autograd-kata" else "kata"
 
 
 def parser(command: str | None = None, audiences: tuple[str, ...] | None = None) -> argparse.ArgumentParser:

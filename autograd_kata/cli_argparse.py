@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
+from pathlib import Path
 
 from autograd_kata.core import i18n
 from autograd_kata.core.term import width, wrap
@@ -129,3 +131,10 @@ def command_in(argv) -> str | None:
             return word
         after_lang = word == "--lang"
     return None
+
+
+def invoked_as() -> str:
+    """The name the learner typed: ``autograd-kata`` (the script under the distribution's
+    name, where another package's ``kata`` is installed) or ``kata`` (also for ``python -m``)."""
+    name = Path(sys.argv[0]).name.removesuffix(".exe")
+    return name if name == "autograd-kata" else "kata"

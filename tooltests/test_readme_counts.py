@@ -95,3 +95,16 @@ def test_contributing_points_at_the_maintainers_guide():
         "CONTRIBUTING.md is the short way in: it points at docs/maintainers.md and stays under 40 lines"
     for section in re.findall(r"\(docs/maintainers\.md#([^)]+)\)", text):
         assert f"(#{section})" in (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8"), section
+
+
+def test_the_readme_is_a_learners_page_and_its_links_into_the_guides_lead_somewhere():
+    """README is for a learner (issue 27: 867 lines for three audiences): short, with what only
+    maintainers or instructors need in their guides, and each link into a guide's section real."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250, (
+        f"README.md is {len(text.splitlines())} lines: a learner's page stays under 250; move what only "
+        "maintainers or instructors need to docs/maintainers.md or docs/instructors.md")
+    for guide, section in re.findall(r"\(docs/(maintainers|instructors)\.md#([^)]+)\)", text):
+        headings = re.findall(r"^## (.+)$", (ROOT / "docs" / f"{guide}.md").read_text(encoding="utf-8"), re.MULTILINE)
+        anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
+        assert section in anchors, f"README links to docs/{guide}.md#{section}, which has no such section"
