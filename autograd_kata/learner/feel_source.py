@@ -4,6 +4,7 @@ already add, that they are ready for the stage that needs it.  Read in this proc
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
@@ -68,3 +69,25 @@ def plus_equals(stage, root: Path) -> list[str]:
     if adds and not assigns:
         return [t("feel.plus_equals_yours", n=n)]
     return [t("feel.plus_equals", n=n)]
+
+
+# --- =+ : the typo of += that Python reads as = + ----------------------------------
+
+def plus_typos(stage, root: Path) -> list[str]:
+    """A line for each ``x.grad =+ ...`` of the learner's module: Python reads it as
+    ``x.grad = +...``, an assignment, so a failure that says a rule assigns (=) is that typo."""
+    try:
+        source = (Path(root) / stage.source("exercises")).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign)
+                and any(isinstance(target, ast.Attribute) and target.attr == "grad" for target in node.targets)
+                and (ast.get_source_segment(source, node.value) or "").startswith("+")
+                and re.search(r"\.grad\s*=\+", lines[node.lineno - 1])):
+            found.append(t("check.plus_typo", file=stage.source("exercises"), line=node.lineno,
+                           code=lines[node.lineno - 1].strip()))
+    return found
