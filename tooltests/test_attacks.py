@@ -487,6 +487,8 @@ seen["fork"], seen["thread"] = attempt(fork), attempt(thread)
 seen["socket"], seen["shm"] = attempt(lambda: socket.socket().close()), attempt(shm)
 seen["as"] = resource.getrlimit(resource.RLIMIT_AS)[0]
 seen["nproc"] = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+seen["limits"] = {name: resource.getrlimit(getattr(resource, name)) for name in
+                  ("RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_MEMLOCK", "RLIMIT_CPU")}
 print(json.dumps(seen))
 '''
 
@@ -525,6 +527,12 @@ def test_what_the_submitted_code_can_read_write_and_signal(tmp_path):
     assert {k: seen[k] for k in ("fork", "thread", "socket", "shm")} == \
         {"fork": "BlockingIOError", "thread": "RuntimeError", "socket": "PermissionError", "shm": "PermissionError"}
     assert seen["as"] == jail.GiB and seen["nproc"] == 1
+    # docs/instructors.md: 64 open files, no file over 8 MiB, no core file, CPU seconds (soft = hard:
+    # the sandbox cannot raise them)
+    cpu = seen["limits"].pop("RLIMIT_CPU")
+    assert seen["limits"] == {"RLIMIT_NOFILE": [64, 64], "RLIMIT_FSIZE": [8 << 20, 8 << 20], "RLIMIT_CORE": [0, 0],
+                              "RLIMIT_MEMLOCK": [0, 0]}, seen["limits"]
+    assert cpu[0] == cpu[1] and 0 < cpu[0] < 3600, cpu
     assert "KATA_HIDDEN_SEED_PROBE" not in seen["env"] and seen["read_own"]
     if jail.is_root() and FOUND.isolated:  # a user of the pool: never root, never the judge's
         assert seen["uid"] == uid != 0 and seen["gid"] != 0 and seen["groups"] == []

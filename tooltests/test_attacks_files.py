@@ -12,7 +12,9 @@ it (no jail is involved), so these run in any set-up.
 """
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import json
 import os
 import re
@@ -117,8 +119,8 @@ def test_every_honest_student_keeps_full_marks_and_each_attacker_gets_a_stated_r
     k, out, proc = attacked
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text(encoding="utf-8-sig").splitlines() == [
-        "student,stage1,total,max", "ada,10,10,10", "bob,10,10,10", "dee,10,10,10", "eve,0,0,10", "fay,0,0,10",
-        "gus,10,10,10", "hal,10,10,10", "ivy\\xff,10,10,10"]
+        "student,stage1,total,max,folder", "ada,10,10,10,ada", "bob,10,10,10,bob", "dee,10,10,10,dee",
+        "eve,0,0,10,eve", "fay,0,0,10,fay", "gus,10,10,10,gus", "hal,10,10,10,hal", "ivy\\xff,10,10,10,ivy%FF"]
     reports = class_outputs.reports_dir(out)
     reason = {name: json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))["stages"][0]["reason"]
               for name in ("eve", "fay")}
@@ -305,7 +307,8 @@ def test_a_student_whose_grading_fails_is_not_graded_with_the_reason_and_the_run
 
     with pytest.raises(OSError, match="No space left"):
         course.grade_class(k, ROOT, out, (stage(1),), grade_one=full_disk, workers=1, force=True)
-    assert out.read_text(encoding="utf-8-sig").splitlines()[:2] == ["student,stage1,total,max", "ada,10,10,10"]
+    assert out.read_text(encoding="utf-8-sig").splitlines()[:2] == ["student,stage1,total,max,folder",
+                                                                  "ada,10,10,10,ada"]
 
 
 @pytest.fixture
@@ -365,3 +368,49 @@ def test_a_name_starting_with_a_quote_or_a_formula_merges_back(tmp_path, capsys)
     assert sorted(class_outputs.read_csv_students(out)) == sorted(["'quote", "=sum", "''two", "plain"])
     merged = class_outputs.merge([out], tmp_path / "all.csv")
     assert sorted(r["student"] for r in merged) == sorted(["'quote", "=sum", "''two", "plain"])
+
+
+# folder names an instructor's roster holds: formula-like, a quote, a dash, Japanese, a newline, and a
+# C1 control beside the byte that is not UTF-8 it once shared a name with (both were "b\x85")
+ROSTER = ["=1+1", "'apos", "-m17", "@x", "+plus", "山田 太郎", "a\nb", "a%0Ab", "b\u0085", os.fsdecode(b"b\x85"),
+          "a\\x0ab", "plain"]
+
+
+def test_every_folder_name_joins_back_to_the_roster_through_shards_and_the_merge(tmp_path, monkeypatch):
+    """Each folder is one student in every shard's CSV and in the merge, and the CSV's ``folder``
+    column, URL-unescaped, is the folder's name itself (docs/instructors.md, "A whole course"):
+    a roster joins on it, whatever the name."""
+    from urllib.parse import unquote
+    k = tmp_path / "class"
+    for name in ROSTER:
+        put(k / name, STAGE1, "PASS\n")
+    shards = []
+    for i in (1, 2, 3):
+        shards.append(tmp_path / f"grades-{i}.csv")
+        course.grade_class(k, ROOT, shards[-1], (stage(1),), grade_one=fake_grade, workers=1, shard=(i, 3))
+    (tmp_path / "all").mkdir()
+    merged = class_outputs.merge(shards, tmp_path / "all" / "grades.csv")
+    assert len(merged) == len(ROSTER), sorted(r["student"] for r in merged)
+    for csv_file in shards + [tmp_path / "all" / "grades.csv"]:
+        text = csv_file.read_text(encoding="utf-8-sig")
+        assert not UNPRINTABLE.search(text)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert all(not row["folder"].startswith(("=", "+", "-", "@", "'")) for row in rows), "never a formula"
+        joined = sorted(unquote(row["folder"], errors="surrogateescape") for row in rows)
+        if csv_file.parent.name == "all":
+            assert joined == sorted(ROSTER), "the folder column is each folder's own name, URL-escaped"
+        reports = class_outputs.reports_dir(csv_file)
+        files = {p.stem for p in reports.glob("*.json")}
+        assert files == {row["folder"] for row in rows}, "each report file is named by its folder's key"
+        for row in rows:
+            data = json.loads((reports / f"{row['folder']}.json").read_text(encoding="utf-8"))
+            assert discovery.unshown(data["course"]["student"]) == unquote(row["folder"], errors="surrogateescape")
+    summary = class_outputs.summary_path(tmp_path / "all" / "grades.csv").read_text(encoding="utf-8")
+    passed = next(line for line in summary.splitlines() if line.startswith("  passed"))
+    assert passed.count(", ") == len(ROSTER) - 1 and "b\\u0085" in passed and "b\\x85" in passed, passed
+    docs = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
+    block = docs.split("### Joining the grades with your roster")[1].split("```python\n")[1].split("```")[0]
+    said: dict = {}
+    monkeypatch.chdir(tmp_path / "all")
+    exec(block, said)  # the instructors' join, as docs/instructors.md gives it
+    assert sorted(said["by_folder"]) == sorted(ROSTER), "the docs' join finds every folder by its own name"

@@ -269,8 +269,8 @@ def test_grade_class_writes_a_csv_and_a_summary(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_bytes().startswith(b"\xef\xbb\xbf"), "a BOM, so Excel reads UTF-8"
     rows = out.read_text(encoding="utf-8-sig").splitlines()
-    assert rows[0] == "student,stage1,stage2,total,max"
-    assert rows[1:] == ["ada,10,15,25,25", "bob,0,0,0,25", "cy,10,0,10,25"]
+    assert rows[0] == "student,stage1,stage2,total,max,folder"
+    assert rows[1:] == ["ada,10,15,25,25,ada", "bob,0,0,0,25,bob", "cy,10,0,10,25,cy"]
     summary = (tmp_path / "grades" / "class.summary.txt").read_text()
     assert summary == proc.stdout.split("wrote ")[0][-len(summary):]
     assert "3 students" in summary

@@ -105,8 +105,8 @@ def grade_with(klass, out, grade_one, **options):
                               **options)
 
 
-CSV = ["student,stage1,stage2,total,max", "'=cmd,0,0,0,25", "ada,10,15,25,25", "bob,10,0,10,25",
-       "zed,0,15,15,25", "山田太郎,10,15,25,25"]
+CSV = ["student,stage1,stage2,total,max,folder", "'=cmd,0,0,0,25,%3Dcmd", "ada,10,15,25,25,ada",
+       "bob,10,0,10,25,bob", "zed,0,15,15,25,zed", "山田太郎,10,15,25,25,山田太郎"]
 
 
 def test_the_csv_has_a_bom_every_student_in_order_and_no_formula(klass, tmp_path):
@@ -122,7 +122,7 @@ def test_every_students_report_is_written_next_to_the_csv(klass, tmp_path):
     grade_with(klass, out, fake_grade)
     folder = tmp_path / "grades.reports"
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        f"{n}.{ext}" for n in ("=cmd", "ada", "bob", "zed", "山田太郎") for ext in ("json", "txt"))
+        f"{n}.{ext}" for n in ("%3Dcmd", "ada", "bob", "zed", "山田太郎") for ext in ("json", "txt"))  # folder_key
     data = json.loads((folder / "bob.json").read_text(encoding="utf-8"))
     assert data["score"] == 10 and data["hidden_seed"] == 1
     assert data["course"]["status"] == {"1": "passed", "2": "failed"}
@@ -162,7 +162,7 @@ def test_a_rerun_skips_the_unchanged_regrades_the_changed_and_force_regrades_all
     assert calls == [], "nothing changed: nobody is graded again"
     student(klass, "bob", s2="PASS")
     grade_with(klass, out, counted)
-    assert calls == ["bob"] and "bob,10,15,25,25" in out.read_text(encoding="utf-8-sig").splitlines()
+    assert calls == ["bob"] and "bob,10,15,25,25,bob" in out.read_text(encoding="utf-8-sig").splitlines()
     calls.clear()
     grade_with(klass, out, counted, force=True)
     assert sorted(calls) == sorted(["=cmd", "ada", "bob", "zed", "山田太郎"])
@@ -185,7 +185,7 @@ def test_one_student_is_regraded_into_the_existing_csv(klass, tmp_path, capsys):
     calls, counted = counting()
     grade_with(klass, out, counted, only="zed")
     rows = out.read_text(encoding="utf-8-sig").splitlines()
-    assert calls == ["zed"] and "zed,10,15,25,25" in rows and "ada,10,15,25,25" in rows and len(rows) == 6
+    assert calls == ["zed"] and "zed,10,15,25,25,zed" in rows and "ada,10,15,25,25,ada" in rows and len(rows) == 6
     with pytest.raises(Refusal, match="no student folder 'nobody'"):
         grade_with(klass, out, counted, only="nobody")
     from autograd_kata import cli
@@ -390,8 +390,8 @@ def test_a_real_class(tmp_path):
                 "--stage-timeout", "20", "--out", str(out)], cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text(encoding="utf-8-sig").splitlines() == [
-        "student,stage1,stage6,total,max", "ada,10,10,20,20", "bob,0,0,0,20", "cy,0,0,0,20", "dee,0,0,0,20",
-        "eve,0,0,0,20", "山田,10,0,10,20"]
+        "student,stage1,stage6,total,max,folder", "ada,10,10,20,20,ada", "bob,0,0,0,20,bob", "cy,0,0,0,20,cy",
+        "dee,0,0,0,20,dee", "eve,0,0,0,20,eve", "山田,10,0,10,20,山田"]
     summary = class_outputs.summary_path(out).read_text(encoding="utf-8")
     lines = [line for line in summary.splitlines() if not line.startswith("isolation")]
     assert lines == [
@@ -496,7 +496,7 @@ def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
     (clones / "ada" / "exercises").mkdir(parents=True)
     (clones / "ada" / stage(1).source("exercises")).write_text(reference(1), encoding="utf-8")
     kata = [sys.executable, "-m", "autograd_kata.instructor"]
-    header = "student,stage1,total,max"  # graded on stage 1 alone, to be quick
+    header = "student,stage1,total,max,folder"  # graded on stage 1 alone, to be quick
     container = readme_yaml("kind: Job")["spec"]["template"]["spec"]["containers"][0]
     command = [str(a).replace("/work/clones", str(clones)).replace("/work/out", str(tmp_path / "out"))
                for a in container["command"]]
@@ -508,7 +508,7 @@ def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
     csvs = sorted((tmp_path / "out").glob("grades-*-of-8.csv"))
     assert len(csvs) == n
     rows = [c.read_text(encoding="utf-8-sig").splitlines() for c in csvs]
-    assert sorted(rows) == [[header]] * (n - 1) + [[header, "ada,10,10,10"]], "every other shard: its header alone"
+    assert sorted(rows) == [[header]] * (n - 1) + [[header, "ada,10,10,10,ada"]], "every other shard: its header alone"
     workflow = readme_yaml("strategy:")["jobs"]
     shards = workflow["shard"]["strategy"]["matrix"]["shard"]
     line = next(step["run"] for step in workflow["shard"]["steps"] if "--shard" in step.get("run", ""))
@@ -522,7 +522,7 @@ def test_the_docs_indexed_job_and_matrix_run_with_empty_shards(tmp_path):
     merge = next(step["run"] for step in workflow["merge"]["steps"] if "--merge" in step.get("run", ""))
     proc = run(["bash", "-c", merge.replace("kata ", " ".join(kata) + " ", 1)], cwd=checkout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10"]
+    assert (checkout / "grades.csv").read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10,ada"]
 
 
 def test_a_student_named_like_an_option_is_regraded_by_name(tmp_path):

@@ -129,7 +129,7 @@ def test_a_grader_without_pytest_grades_nobody_exits_3_and_a_rerun_grades_again(
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "ada: not graded (the grader failed" in proc.stdout and "No module named pytest" not in proc.stdout
     rows = out.read_text(encoding="utf-8-sig").splitlines()
-    assert rows[1:] == ["ada,,,10", "bob,,,10"], "no score at all, never 0"
+    assert rows[1:] == ["ada,,,10,ada", "bob,,,10,bob"], "no score at all, never 0"
     report = json.loads((outputs.reports_dir(out) / "ada.json").read_text(encoding="utf-8"))
     assert "No module named pytest" in report["stages"][0]["reason"]
     summary = outputs.summary_path(out).read_text(encoding="utf-8")
@@ -137,7 +137,7 @@ def test_a_grader_without_pytest_grades_nobody_exits_3_and_a_rerun_grades_again(
     fixed = run([sys.executable, "-m", "autograd_kata.instructor", *args], cwd=ROOT)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "kept" not in fixed.stdout, "a grader's failure is never kept by a rerun"
-    assert out.read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10", "bob,10,10,10"]
+    assert out.read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,10,10,10,ada", "bob,10,10,10,bob"]
 
 
 def test_kata_grade_of_one_submission_exits_3_when_the_grader_failed(tmp_path, no_pytest):
@@ -184,4 +184,4 @@ def test_a_course_records_a_dead_worker_as_not_graded(tmp_path):
     out = tmp_path / "grades.csv"
     records = Course(klass, ROOT, out, (STAGE,), grade_one=dies).run()
     assert records[0]["graded"] is False and records[0]["status"] == {"1": "not_graded"}
-    assert out.read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,,,10"]
+    assert out.read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,,,10,ada"]

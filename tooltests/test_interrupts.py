@@ -72,6 +72,6 @@ def test_an_interrupted_class_stops_in_seconds_and_keeps_who_finished(tmp_path, 
     assert "interrupted: every student who finished is in" in stderr, stderr
     assert alive(running) == [], "nothing the run started outlives it"
     rows = out.read_text(encoding="utf-8-sig").splitlines()
-    assert rows[1:] == ["ada,10,10,10"], rows
+    assert rows[1:] == ["ada,10,10,10,ada"], rows
     assert outputs.load_record(outputs.reports_dir(out), "ada") is not None
     assert outputs.load_record(outputs.reports_dir(out), "bob") is None, "an unfinished grading is never written"

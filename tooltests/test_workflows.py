@@ -156,6 +156,24 @@ def test_ci_run_refuses_a_part_it_does_not_have_before_doing_anything(tmp_path):
     assert "KATA_CI_STEPS: unknown part 'tests'" in proc.stdout and "python packages" not in proc.stdout
 
 
+def test_the_jail_set_ups_run_every_attack_file_a_set_up_changes_and_name_each_skip_with_its_reason():
+    """Issue 26: each attack in the set-ups where it applies.  Every ``tooltests/test_attacks*.py``
+    is either run in all four set-ups of ``.ci/jail-setups`` or named there as not run, with why;
+    each run reports its skipped tests and their reasons (``-rs``), so CI's log says which set-up
+    skipped what."""
+    text = (ROOT / ".ci" / "jail-setups").read_text(encoding="utf-8")
+    listed = re.search(r'^tests="([^"]+)"$', text, re.MULTILINE)
+    assert listed, '.ci/jail-setups names its test files in tests="..."'
+    not_here = dict(re.findall(r"^# not run here: (tooltests/\S+) \((.+)\)$", text, re.MULTILINE))
+    attack_files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tooltests").glob("test_attacks*.py"))
+    assert sorted([*listed.group(1).split(), *not_here]) == attack_files
+    assert all(len(why) > 20 for why in not_here.values()), not_here
+    runs = [line for line in text.splitlines() if re.search(r"\bpytest .*\$tests\b", line)]
+    modes = re.findall(r"KATA_EXPECT_MODE=(\w+)", text)
+    assert len(runs) == 4 and sorted(modes) == ["chroot", "none", "userns", "userns"], runs
+    assert all(" -rs " in line for line in runs), runs
+
+
 # --- release.yml and .ci/release_check.py ----------------------------------------------------
 
 def test_a_version_tag_builds_checks_and_publishes_by_trusted_publishing_only():

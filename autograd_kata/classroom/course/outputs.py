@@ -8,10 +8,13 @@ import csv
 import hashlib
 import io
 import json
+import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 from autograd_kata.classroom.course.records import STATUSES
+from autograd_kata.classroom.grading.discovery import shown, unshown
 from autograd_kata.classroom.grading.formats import render, write_whole
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import Text, t_in
@@ -28,12 +31,24 @@ def summary_path(out: Path) -> Path:
     return out.with_name(out.stem + ".summary.txt")
 
 
+# what folder_key writes as %XX: a character no file name or spreadsheet cell may hold as it is
+_UNSAFE = re.compile("[%/\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^[.=+\\-@']")
+
+
+def folder_key(name: str) -> str:
+    """The folder a student's name (``roster.name_of``) was made from, one to one and safe as a
+    file name and as a CSV cell: ``%``, ``/``, ``\\``, control characters, bytes that were not
+    UTF-8 and a first ``.``, ``=``, ``+``, ``-``, ``@`` or ``'`` written as URL escapes (``%XX``
+    of its UTF-8 bytes), the rest as it is: ``urllib.parse.unquote(key, errors="surrogateescape")``
+    gives the folder's name back (the CSV's ``folder`` column; docs/instructors.md)."""
+    return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogateescape")),
+                       unshown(name))
+
+
 def safe_name(name: str) -> str:
-    """A student's name (``roster.name_of``) as a file name, one to one (``a\\b`` and ``a_b``
-    never share a report): ``%``, ``/``, ``\\`` and a leading ``.`` written as ``%XX``; a name
-    too long for a file name cut and told apart by a hash of the whole."""
-    base = name.replace("%", "%25").replace("/", "%2F").replace("\\", "%5C")
-    base = "%2E" + base[1:] if base.startswith(".") else base or "%"
+    """A student's report files' name: their ``folder_key``, one to one (``a\\b`` and ``a_b``
+    never share a report); a key too long for a file name cut and told apart by a hash of the whole."""
+    base = folder_key(name) or "%"
     if len(base.encode("utf-8", "surrogateescape")) > 180:
         base = base[:60] + "~" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return base
@@ -57,16 +72,18 @@ def load_record(folder: Path, name: str) -> dict | None:
 
 
 def class_csv(records: list[dict], stages) -> str:
-    """The CSV, students alphabetical: per-stage points, total and max. Starts with a
-    byte-order mark (Excel then reads UTF-8: Japanese names)."""
+    """The CSV, students alphabetical: per-stage points, total, max and the student's
+    ``folder_key`` (what a roster joins on). Starts with a byte-order mark (Excel then reads
+    UTF-8: Japanese names)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max"])
+    writer.writerow(["student"] + [f"stage{s.number}" for s in stages] + ["total", "max", "folder"])
     for r in sorted(records, key=lambda r: r["student"]):
         name = r["student"]
         # never a formula; a name starting with ' gets one too, so reading it back (one ' off) gives the name
         cell = "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else name
-        writer.writerow([cell] + [r["scores"].get(str(s.number), 0) for s in stages] + [r["score"], r["max_score"]])
+        writer.writerow([cell] + [r["scores"].get(str(s.number), 0) for s in stages]
+                        + [r["score"], r["max_score"], folder_key(name)])
     return "\ufeff" + out.getvalue()
 
 
@@ -75,7 +92,10 @@ def read_csv_students(path: Path) -> list[str]:
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or rows[0][:1] != ["student"]:
         raise Refusal(f"{path} is not a kata grade --class CSV (no 'student' header)", code=2, where="grade --merge")
-    return [row[0][1:] if row[0][:1] == "'" else row[0] for row in rows[1:] if row]
+    if "folder" in rows[0]:  # the stated key, read back to the name (shown: one line, as every output says it)
+        at = rows[0].index("folder")
+        return [shown(unquote(row[at], errors="surrogateescape")) for row in rows[1:] if row]
+    return [row[0][1:] if row[0][:1] == "'" else row[0] for row in rows[1:] if row]  # an older CSV
 
 
 # --- the summary ----------------------------------------------------------------------

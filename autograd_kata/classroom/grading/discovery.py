@@ -103,8 +103,9 @@ def read_regular(path: Path, cap: int = MAX_FILE) -> bytes | None:
 
 def shown(text: str) -> str:
     """``text`` (a path, a name, a message's line) as a report may print it: a byte that was
-    not UTF-8 as ``\\xff``, a control character (newline, escape, ...) as ``\\x1b``, a
-    backslash as ``\\\\``, so two different names never look alike and none starts a line."""
+    not UTF-8 as ``\\xff``, an ASCII control character (newline, escape, ...) as ``\\x1b``,
+    another (U+0085, U+2028) as ``\\u0085``, a backslash as ``\\\\``, so two different names
+    never look alike and none starts a line; ``unshown`` reads it back."""
     out = []
     for ch in text:
         code = ord(ch)
@@ -113,7 +114,27 @@ def shown(text: str) -> str:
         elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte that was not UTF-8
             out.append(f"\\x{code - 0xDC00:02x}")
         elif code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code < 0xE000 or code in (0x2028, 0x2029):
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+            # \x for ASCII only: a C1 control (U+0085) is \u0085, never the \x85 of a byte not UTF-8
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
         else:
             out.append(ch)
+    return "".join(out)
+
+
+def unshown(text: str) -> str:
+    """The text ``shown`` wrote ``text`` for (its inverse: a byte that was not UTF-8 comes back
+    as Python's surrogate escape, as ``os.fsdecode`` gives it)."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and text[i + 1:i + 2] == "\\":
+            out.append("\\")
+            i += 2
+        elif text[i] == "\\" and text[i + 1:i + 2] in ("x", "u"):
+            width = 2 if text[i + 1] == "x" else 4
+            code = int(text[i + 2:i + 2 + width], 16)
+            out.append(chr(0xDC00 + code if text[i + 1] == "x" and code >= 0x80 else code))
+            i += 2 + width
+        else:
+            out.append(text[i])
+            i += 1
     return "".join(out)
