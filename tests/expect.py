@@ -4,8 +4,8 @@ Every failure says what was expected, what came, which rule broke, and where
 the hint is, in the learner's language: every sentence comes from the message
 catalogue (``autograd_kata/locales/*.po``, ids ``expect.*``), so the rule and
 mistake texts a test passes in come from it too, and ``Expect.grads`` can find
-a mistake's phrase inside a rule in any language.  ``Expect.grads`` reports every wrong gradient of a test at once
-(through pytest-check), so a learner sees the whole picture of a broken rule.
+a mistake's phrase inside a rule in any language.  ``Expect.grads`` reports every wrong gradient of a check at once,
+in one message that says the rule they break once (through pytest-check, so the test's other checks still run).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import os
 
 from pytest_check import check
 
-from autograd_kata.core.i18n import t
+from autograd_kata.core.i18n import joined, t
 
 # RuleBroken: a failed expectation whose message is the whole story (no traceback needed);
 # SAID: every failure message of the running test, as said (i18n.Text), which the teaching
@@ -36,7 +36,7 @@ def close(got, want, tol=TOL):
 def show(x):
     """A number as a learner wants to read it: 6.0, -0.419974, not 6.000000000001."""
     if isinstance(x, float):
-        return f"{x:.6g}"
+        return f"{x + 0.0:.6g}"  # + 0.0: -0.0 is shown 0, as the learner thinks of it
     return repr(x)
 
 
@@ -78,11 +78,15 @@ class Expect:
                 else:
                     rule = t("expect.classic_mistake", rule=rule, phrase=phrase)
                 break
-        for name, (node, want) in nodes.items():
-            got = getattr(node, "grad", None)
-            if not close(got, want):
-                check.fail(self._say(t("expect.is_expected", what=f"{name}.grad", got=show(got), want=show(want),
-                                       rule=rule)))
+        off = [(f"{name}.grad", getattr(node, "grad", None), want) for name, (node, want) in nodes.items()
+                 if not close(getattr(node, "grad", None), want)]
+        if len(off) == 1:
+            (what, got, want), = off
+            check.fail(self._say(t("expect.is_expected", what=what, got=show(got), want=show(want), rule=rule)))
+        elif off:  # every wrong grad, and the rule they break said once
+            check.fail(self._say(t("expect.are_expected", rule=rule, wrong=joined(
+                [t("expect.got_want", what=what, got=show(got), want=show(want)) for what, got, want in off],
+                t("expect.list_sep")))))
 
     CRASH = object()  # ``raises(..., otherwise=Expect.CRASH)``: another exception is a crash, shown as one
 

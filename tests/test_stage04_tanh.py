@@ -104,8 +104,10 @@ def test_exp_computes_e_to_the_x(engine):
         expect.equal(out.data, math.exp(x0), f"Value({x0}).exp().data", t("s4.value_is", op="exp", fn="math.exp(x)"))
 
 
-def test_exp_slope_is_its_own_output(engine):
-    x0, up = 0.7, -2.0
+# at 0 too: a slope written as out.data / x * x (equal wherever x is not 0) divides by zero there
+@pytest.mark.parametrize("x0", [0.7, 0.0], ids=["positive", "zero"])
+def test_exp_slope_is_its_own_output(engine, x0):
+    up = -2.0
     x = engine.Value(x0)
     out = x.exp()
     one_step(out, up)
@@ -157,8 +159,9 @@ def test_pow_computes_the_power_and_labels_it(engine, x0, n):
     expect.equal(out.data, x0 ** n, f"(Value({x0}) ** {n}).data", t("s4.pow.data"))
 
 
-@pytest.mark.parametrize("x0, n, up", [(1.5, 3, -2.0), (2.0, -2, 3.0), (2.25, 0.5, -4.0)],
-                         ids=["int", "negative", "float"])
+# a negative base too: abs(x) ** (n-1) equals x ** (n-1) wherever x > 0
+@pytest.mark.parametrize("x0, n, up", [(1.5, 3, -2.0), (2.0, -2, 3.0), (2.25, 0.5, -4.0), (-1.5, 2, 3.0)],
+                         ids=["int", "negative", "float", "negative_base"])
 def test_pow_slope_is_n_times_x_to_the_n_minus_1(engine, x0, n, up):
     x = engine.Value(x0)
     out = x ** n
@@ -229,6 +232,18 @@ def test_rtruediv_divides_the_number_by_self(engine):
           [(t("s3.m.swapped", right="2 / v", wrong="v / 2"), {"v": 0.5 * up}), (FORGOT_UPSTREAM, {"v": -2 / 0.64}),
            (t("s4.div.detached", expr="2 / v"), {"v": 0.0})],
           v=(v, -2 / 0.64 * up))
+
+
+def test_rtruediv_of_zero_is_zero(engine):
+    """0 / v is 0, flat in v: a rewrite such as (v / other) ** -1, equal wherever other is not 0,
+    divides by zero here."""
+    v = engine.Value(0.8)
+    out = 0 / v
+    expect.true(isinstance(out, engine.Value),
+                t("s3.reflected", expr="0 / v", got=repr(out), left="int / Value", method="__rtruediv__"))
+    expect.equal(out.data, 0.0, "(0 / Value(0.8)).data", t("s4.rtruediv.rule"))
+    backprop(out, -1.5)
+    grads(t("s3.times_up", slope="d(0/v)/dv = -0/v**2 = 0"), v=(v, 0.0))
 
 
 @pytest.mark.parametrize("expression, make", [

@@ -26,7 +26,7 @@ every grad itself."""
 import pytest
 
 from autograd_kata.core.i18n import t
-from expect import Expect, in_engine
+from expect import Expect, close, in_engine, show
 from graphs import SMALL, expect_retained_twice, for_all, graphs, ops_up_to
 
 expect = Expect(stage=7)
@@ -141,9 +141,20 @@ def test_backward_on_a_leaf_adds_like_every_leaf(engine):
     x = engine.Value(2.0)
     x.grad = 5.0
     x.backward()
-    expect.equal(x.grad, 6.0, t("s7.leaf_holding_what"), t("s7.leaf_holding_rule"))
+    held = leaf_grad_after_a_pass(engine)
+    rule = t("s7.leaf_holding_rule") if close(held, 7.0) else t("s7.leaf_holding_reset", got=show(held))
+    expect.equal(x.grad, 6.0, t("s7.leaf_holding_what"), rule)
     x.backward()
     expect.equal(x.grad, 7.0, t("s7.leaf_again_what"), t("s7.leaf_again_rule"))
+
+
+def leaf_grad_after_a_pass(engine):
+    """y.grad of a leaf y holding 5.0 after (y * 2).backward(): 7 unless backward() resets leaves,
+    the evidence that a leaf root's lost grad is its seed's (= 1.0), not a reset elsewhere."""
+    y = engine.Value(3.0)
+    y.grad = 5.0
+    (y * 2.0).backward()
+    return y.grad
 
 
 def second_plain_call(engine, a, b, d, s, e):

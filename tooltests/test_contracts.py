@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
-from test_mistakes import ROOT, run_stage_with
+from test_mistakes import ROOT, blame_report, mistaken_source, right_pieces_blamed, run_stage_with
 
 from autograd_kata.core.manifest import STAGES, stage
 from autograd_kata.core.operations import rules
@@ -248,6 +248,17 @@ def test_the_clause_breaks_the_stage_by_name(edit, runs):
     where = f"stage {edit.stage} with {edit.says}"
     assert done.returncode == 1, f"{where}: pytest exited {done.returncode}, expected 1\n{output[-3000:]}"
     assert edit.phrase in output, f"{where}: the stage fails but never says {edit.phrase!r}\n{output[-3000:]}"
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("edit", EDITS, ids=[e.id for e in EDITS])
+def test_a_broken_clause_blames_no_right_piece(edit, runs):
+    """Not blamed elsewhere, for the wrong implementations beyond the catalogue: a clause broken
+    here leaves every catalogued mistake's code of its stage that it does not touch as the
+    reference has it, and none of their phrases may be said."""
+    _, output = outcome(edit, runs)
+    blamed = right_pieces_blamed(edit.stage, mistaken_source(edit), output, edit.phrase)
+    assert not blamed, blame_report(f"stage {edit.stage} with {edit.says}", blamed, output)
 
 
 @pytest.mark.timeout(1200)

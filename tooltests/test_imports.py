@@ -205,11 +205,6 @@ def test_the_split_modules_stay_small(package):
 
 #: the bound on any module of the package: one job a module, readable in one sitting
 MAX_LINES = 350
-#: modules allowed over the bound for now, each with who is shortening it; an entry whose
-#: module has come under the bound fails (drop it), so the list only shrinks
-TEMPORARILY_LONG = {
-    "learner/feel.py": "what kata check shows when a stage passes: one demonstration a module next",
-}
 
 
 def lines_of(relative: str) -> int:
@@ -219,13 +214,5 @@ def lines_of(relative: str) -> int:
 def test_no_module_is_over_350_lines():
     long = {str(p.relative_to(PACKAGE)): n for p in sorted(PACKAGE.rglob("*.py"))
             if "__pycache__" not in p.parts and (n := lines_of(str(p.relative_to(PACKAGE)))) > MAX_LINES}
-    new = {path: n for path, n in long.items() if path not in TEMPORARILY_LONG}
-    assert not new, (f"modules over {MAX_LINES} lines: {new}; split each by its jobs "
+    assert not long, (f"modules over {MAX_LINES} lines: {long}; split each by its jobs "
                      f"(docs/maintainers.md, \"Layers\")")
-
-
-@pytest.mark.parametrize("path", sorted(TEMPORARILY_LONG))
-def test_a_long_module_listed_is_still_long(path):
-    assert (PACKAGE / path).is_file(), f"{path} is listed in TEMPORARILY_LONG but is gone: drop the entry"
-    assert lines_of(path) > MAX_LINES, \
-        f"{path} is {lines_of(path)} lines now, within the bound: drop it from TEMPORARILY_LONG"

@@ -202,6 +202,25 @@ def test_check_lists_failures_with_their_teaching_messages(kata, capsys):
     assert "Traceback" not in out and "[stage01_value]" not in out
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_an_equals_plus_typo_is_named_as_the_typo_it_is(kata, capsys, monkeypatch, lang):
+    """`self.grad =+ x` is `self.grad = +x`: the failure says the mul rule assigns (=), and the
+    learner who typed `=+` is shown their line and the swapped characters, in their language."""
+    monkeypatch.setenv("KATA_LANG", lang)
+    rule = "self.grad += other.data * out.grad"
+    solve(kata, 6, lambda text: text.replace(rule, rule.replace("+=", "=+"), 1))
+    line = next(i for i, text in enumerate((kata / stage(6).source("exercises")).read_text().splitlines(), 1)
+                if "=+ other.data" in text)
+    code, out, _ = run_kata(capsys, "check", "6")
+    assert code == 1 and "=+" in out, out
+    note = next(text.strip() for text in out.splitlines() if f"{stage(6).source('exercises')}:{line}:" in text)
+    assert "`self.grad =+ other.data * out.grad" in note and "`+=`" in note, note
+    assert ("swapped" in note) if lang == "en" else ("入れ替わった" in note), note
+    solve(kata, 6, lambda text: text.replace(rule, rule.replace("+=", "="), 1))
+    code, out, _ = run_kata(capsys, "check", "6")
+    assert code == 1 and "=+" not in out, "a plain = is not called a typo"
+
+
 def test_check_shows_the_first_broken_rule_and_folds_the_rest_all_shows_each(kata, capsys):
     solve(kata, 2, mul_rule_forgets_the_operand)
     code, every, _ = run_kata(capsys, "check", "2", "--all")

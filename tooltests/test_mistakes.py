@@ -209,6 +209,44 @@ def test_the_mistake_is_not_blamed_on_another(mistake, outcomes):
                        f"{wrong}:\n" + "\n".join(lines[:10]))
 
 
+def right_pieces_blamed(number: int, source: str, output: str, own_phrase: str) -> list:
+    """The catalogued mistakes of stage ``number`` whose piece ``source`` (a module of that stage
+    with one change) leaves exactly as the reference has it (their ``old`` text is there), yet
+    whose phrase ``output`` says: each a right piece blamed for a mistake made elsewhere.  A
+    phrase equal to the change's own (``own_phrase``: two mistakes named alike) says nothing wrong."""
+    return [m for m in MISTAKES
+            if m.stage == number and m.phrase != own_phrase and m.old in source and m.phrase in output]
+
+
+def blame_report(where: str, blamed: list, output: str) -> str:
+    lines = [line for line in output.splitlines() if any(m.phrase in line for m in blamed)]
+    return (f"{where}: the output names {[m.id for m in blamed]}, whose code is exactly the reference's "
+            "(a right piece blamed for a mistake elsewhere):\n" + "\n".join(lines[:10]))
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_a_right_piece_is_not_blamed_for_this_mistake(mistake, outcomes):
+    """Not blamed elsewhere, on the evidence of the code itself: with only ``mistake`` made,
+    every other catalogued mistake of its stage whose text the change left alone is a right
+    piece, and its phrase must not be said (no hand-made list of exceptions, unlike ALSO_TRUE
+    above: every pair there touches the same text, test_also_true_pairs_share_their_code)."""
+    done = outcomes[mistake.id]
+    if isinstance(done, BaseException):
+        raise done
+    output = done.stdout + done.stderr
+    blamed = right_pieces_blamed(mistake.stage, mistaken_source(mistake), output, mistake.phrase)
+    assert not blamed, blame_report(f"stage {mistake.stage} with only {mistake.id!r} ({mistake.says})", blamed, output)
+
+
+def test_also_true_pairs_share_their_code():
+    """ALSO_TRUE excuses naming Y to a learner with X only where X rewrote Y's own code: a pair
+    whose pieces are apart would excuse blaming a right piece."""
+    by_id = {m.id: m for m in MISTAKES}
+    apart = [(x, y) for x, y in ALSO_TRUE if by_id[y].old in mistaken_source(by_id[x])]
+    assert not apart, f"ALSO_TRUE pairs whose second mistake's code the first leaves as the reference has it: {apart}"
+
+
 @pytest.mark.timeout(1200)
 def test_a_class_summary_names_exactly_the_mistakes_planted_in_it(outcomes, tmp_path):
     """A class with every catalogued mistake planted, one student (named after it) per mistake,

@@ -97,6 +97,23 @@ def test_a_reused_node_is_drawn_once_and_then_referred_to():
     assert "├" not in tree and "|-- " in tree
 
 
+def test_a_node_used_as_both_operands_gets_both_edges():
+    """README's `kata graph --expr 'a*a + a'` "to watch gradients add up": a*a's _prev is the set
+    {a}, yet a is both its operands, so a sends three arrows (2a + 1 = 7: 3 + 3 + 1), not two."""
+    Value = importlib.import_module(REF).Value
+    a = Value(3.0)
+    out = a * a + a
+    out.backward()
+    dot = graph.to_dot(out, {"a": a})
+    a_box = next(line.split()[0] for line in dot.splitlines() if "{ a |" in line)
+    edges = [line.strip() for line in dot.splitlines() if line.strip().startswith(f"{a_box} -> ")]
+    assert len(edges) == 3 and len(set(edges)) == 2, dot
+    tree = graph.text_tree(out, {"a": a}, ascii=True)
+    assert tree.count("(see above)") == 2, tree  # under *, a twice; under +, a in full
+    single = Value(2.0).tanh()  # a one-operand node keeps its one edge
+    assert graph.to_dot(single).count(" -> v0op;") == 1
+
+
 def test_a_long_chain_is_walked_without_recursion_and_the_text_is_cut():
     Value = importlib.import_module(REF).Value
     x = Value(0.5)

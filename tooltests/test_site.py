@@ -316,7 +316,7 @@ class Page:
         from selenium.webdriver.support.ui import Select
         Select(self.driver.find_element("id", "stage")).select_by_value(str(n))
         assert self.call("(async () => { for (let i = 0; i < 100; i++) {"
-                         " if (localStorage.getItem('kata:stage') === args[0]"
+                         " if (localStorage.getItem(window.kata.storeKey('stage')) === args[0]"
                          " && window.kata.shown() === await window.kata.getSource(Number(args[0]))) return true;"
                          " await new Promise((r) => setTimeout(r, 100)); } return false; })()", str(n)) is True, \
             f"stage {n} did not open in the editor within 10 s"
@@ -479,7 +479,8 @@ def test_keys_typed_into_the_editor_are_what_check_tests(page):
     assert page.check(1)["passed"] is True
     page.type_at_start("1/0\n", "#editor .cm-content")
     assert page.call("window.kata.getSource(1)") == "1/0\n" + reference(1)
-    assert page.call("localStorage.getItem('kata:src:1')") == "1/0\n" + reference(1), "kept for a reload"
+    kept = page.call("localStorage.getItem(window.kata.storeKey('src:1'))")
+    assert kept == "1/0\n" + reference(1), "kept for a reload"
     got = page.check(1)
     assert got["passed"] is False and "ZeroDivisionError" in got["text"], got["text"]
     from selenium.webdriver.common.keys import Keys

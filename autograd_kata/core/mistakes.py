@@ -55,6 +55,7 @@ PHRASES: tuple[tuple[int, str, str], ...] = (
     (5, 'reverse the topological order', 'no-reverse'),
     (5, 'a node is left out', 'order-misses'),
     (5, 'each node once', 'no-visited'),
+    (5, 'keep visited in a set', 'visited-list'),
     (5, 'seed the root', 'no-seed'),
     (5, 'a node appended when first reached comes before its inputs', 'append-early'),
     (5, 'your list is exactly outputs-first', 'outputs-first'),

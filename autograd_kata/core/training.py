@@ -1,6 +1,6 @@
 """One gradient-descent step on the mean squared error, with the learner's own
 ``Value`` and model: shared by ``kata check``'s numbers from the learner's engine
-(``learner/feel.py``) and ``kata train``'s picture (``pictures/train.py``).
+(``learner/feel_engine.py``) and ``kata train``'s picture (``pictures/train.py``).
 
 This module ships in every copy and in the wheel, so it is deliberately *not*
 stage 8's ``train`` (the leak scan checks that no solution line is here): the

@@ -192,6 +192,10 @@ def report(result, root: Path, style: Style, out=say, everything: bool = False, 
         limit = None if everything else (FIRST_LINES if n == 0 else 3)
         for line in message_lines(message, limit):
             out(f"    {line}")
+        if n == 0 and any(m.endswith("-assigns") for m in tests[0].mistakes):  # a rule assigns: =+ for +=?
+            from autograd_kata.learner.feel_source import plus_typos
+            for line in plus_typos(s, root):
+                out(f"    {line}")
     if not everything:
         first_kind = failures[0].kind
         rest = [test for message, tests in list(groups.items())[1:] for test in tests]

@@ -161,6 +161,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "                stack.append((node, True))  # come back once its inputs are placed\n"
             "                for child in node._prev:\n"
             "                    stack.append((child, False))\n"),
+    Mistake("visited-as-a-list", "visited-list", "keeps visited in a list, so each `in` compares with every node seen",
+            ITERATIVE_ORDER[:ITERATIVE_ORDER.index("                stack.append((node, True))")],
+            ITERATIVE_ORDER[:ITERATIVE_ORDER.index("                stack.append((node, True))")]
+            .replace("[], set()", "[], []").replace("visited.add(node)", "visited.append(node)")),
     Mistake("root-not-seeded", "no-seed", "forgets to set the root's grad to 1.0 before running the rules",
             "        self.grad = 1.0  # d(self)/d(self)\n", ""),
     Mistake("outputs-before-inputs", "append-early",
@@ -299,6 +303,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "            p.data -= lr * p.grad\n",
             "        loss.backward()\n        for p in model.parameters():\n"
             "            p.data -= lr * p.grad\n        model.zero_grad()  # clean for the next step\n"),
+    Mistake("train-zeroes-only-the-last-layer", "held-grads",
+            "zeroes only the last layer's gradients in train(), so the other layers keep the ones they held",
+            "        model.zero_grad()\n", "        model.layers[-1].zero_grad()\n"),
     Mistake("seed-reseeds-the-global-random", "global-random",
             "calls random.seed(seed) and draws from the global random module",
             "rng = random.Random(seed)", "random.seed(seed)\n        rng = random"),

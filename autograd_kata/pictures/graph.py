@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from autograd_kata.core.i18n import t
+from autograd_kata.core.operations import OPERATIONS
 
 GRAPHVIZ_FORMATS = ("svg", "png", "pdf")
 MAX_TEXT_NODES = 300  # a text tree longer than this is cut, with a count of the rest
@@ -36,6 +37,10 @@ def find_dot() -> str | None:
 
 
 # ---------------------------------------------------------------- the graph
+
+#: the labels of the nodes of two-operand operations with a node of their own (``+``, ``*``: the
+#: operator of their formula): such a node with one child in ``_prev`` has it as both operands
+BINARY = frozenset(op.node_label or op.text.format("", "").strip() for op in OPERATIONS if op.arity == 2 and op.rule)
 
 def _prev(node) -> tuple:
     return tuple(getattr(node, "_prev", ()) or ())
@@ -69,6 +74,8 @@ class Graph:
             self.index[id(node)] = len(self.nodes)
             self.nodes.append(node)
             kids = sorted(_prev(node), key=self._sort_key)
+            if len(kids) == 1 and self.op(node) in BINARY:  # a*a: _prev is the set {a}, yet a is both operands
+                kids *= 2
             self.children[id(node)] = kids
             stack.extend(reversed(kids))
 

@@ -80,7 +80,8 @@ PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", 
             "site.reset", "site.download", "site.explore", "site.language", "site.loading", "site.ready",
             "site.running", "site.saved", "site.reset_done", "site.restore", "site.no_worker",
             "site.restarted", "site.versions", "site.local", "site.not_here",
-            "site.no_backup", "site.plain_editor", "hang.prefix", "hang.whole_run")
+            "site.no_backup", "site.plain_editor", "site.locked", "site.checking", "site.restarting",
+            "site.other_tab", "site.recursion", "site.no_result", "site.escape_tab", "hang.prefix", "hang.whole_run")
 
 
 def sha256(data: bytes) -> str:
@@ -202,8 +203,9 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 
 def page_text() -> dict[str, dict[str, str]]:
-    """The page's words in every language: ``{lang: {id: text}}``."""
-    return {lang: {msgid: raw(msgid, lang) for msgid in PAGE_IDS} for lang in languages()}
+    """The page's words in every language: ``{lang: {id: text}}``.  The catalogue's backticks
+    mark code for a terminal; the page shows plain text, so they are left out."""
+    return {lang: {msgid: raw(msgid, lang).replace("`", "") for msgid in PAGE_IDS} for lang in languages()}
 
 
 def build(dest: Path, root: Path, pyodide: Path, wheels: Path, editor: Path, editor_named: bool = False,

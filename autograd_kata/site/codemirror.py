@@ -22,8 +22,10 @@ from pathlib import Path
 CODEMIRROR_VERSION = "6.0.2"
 LANG_PYTHON_VERSION = "6.2.1"
 NAME = f"CodeMirror {CODEMIRROR_VERSION} (@codemirror/lang-python {LANG_PYTHON_VERSION})"
-BUNDLE = f"codemirror-{CODEMIRROR_VERSION}-kata.mjs"  # in the deps folder: what --codemirror takes
-BUNDLE_SHA256 = "1b187a7718c22bfc3cac68b0277ceed54c0896fcd8c8af54ddc867336544a5aa"
+BUNDLE_SHA256 = "f359f258836b94bdae9faf822de92178c1eb47082b7c6cc99e03ee90ecc4f28c"
+# in the deps folder: what --codemirror takes; named by its hash, so that a deps folder
+# fetched for an older editor.js builds the new bundle beside the old one, not in its place
+BUNDLE = f"codemirror-{CODEMIRROR_VERSION}-kata-{BUNDLE_SHA256[:8]}.mjs"
 SITE_FILE = "editor.mjs"  # in the site
 PROJECT = ("package.json", "package-lock.json", "editor.js")  # editor/: what the build reads
 

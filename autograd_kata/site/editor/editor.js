@@ -1,14 +1,19 @@
 // The page's editor (kata.js imports the bundle that `kata site --fetch` builds from
 // this file): CodeMirror 6 with Python mode and line numbers. The same small API as
 // the plain text box the page falls back to without the bundle (static/plain.js):
-//   createEditor(parent, {text, onChange, onCheck, label}) ->
-//     {getText(), setText(text), showLine(n), focus(), kind}
+//   createEditor(parent, {text, onChange, onCheck, label, locked}) ->
+//     {getText(), setText(text), showLine(n), setLocked(flag), focus(), kind}
+// Locked, the editor takes no edit (the page locks it until Python knows the stage).
+// Enter inserts a new line unless the learner picked a completion (ArrowDown or
+// ArrowUp, then Enter); Tab takes the first completion shown (or indents).
 // Highlighting gives stable classes (tok-keyword, tok-string, ...: @lezer/highlight's
 // classHighlighter), which style.css colours as the rest of the page.
+import { acceptCompletion, autocompletion, completionStatus, moveCompletionSelection, selectedCompletionIndex }
+  from "@codemirror/autocomplete";
 import { indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { indentUnit, syntaxHighlighting } from "@codemirror/language";
-import { Annotation, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import { Annotation, Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import { Decoration, EditorView, MatchDecorator, ViewPlugin, keymap } from "@codemirror/view";
 import { classHighlighter } from "@lezer/highlight";
 import { basicSetup } from "codemirror";
@@ -40,7 +45,18 @@ const todos = ViewPlugin.define((view) => ({
   update(update) { this.marks = todo.updateDeco(update, this.marks); },
 }), { decorations: (plugin) => plugin.marks });
 
-export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code" } = {}) {
+// Tab with a completion list open takes its first (or the picked) entry.
+function tabPicks(view) {
+  if (completionStatus(view.state) !== "active") return false;
+  if (selectedCompletionIndex(view.state) === null && !moveCompletionSelection(true)(view)) return false;
+  return acceptCompletion(view);
+}
+
+const lockedAs = (flag) => [EditorState.readOnly.of(flag), EditorView.contentAttributes.of({ "aria-readonly": String(flag) })];
+
+export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code",
+  locked = false } = {}) {
+  const lock = new Compartment();
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -48,9 +64,13 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
       extensions: [
         basicSetup,
         python(),
+        autocompletion({ selectOnOpen: false }),  // nothing picked until the learner picks: Enter is a new line
+        EditorView.lineWrapping,
+        lock.of(lockedAs(locked)),
         indentUnit.of("    "),
         syntaxHighlighting(classHighlighter),
-        Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => { onCheck(); return true; } }, indentWithTab])),
+        Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => { onCheck(); return true; } }, { key: "Tab", run: tabPicks },
+          indentWithTab])),
         EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off" }),
         pointed,
         todos,
@@ -68,7 +88,7 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
     getText: () => view.state.doc.toString(),
     setText(value) {
       if (value === view.state.doc.toString()) return;
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value }, annotations: fromPage });
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value }, annotations: fromPage.of(true) });
     },
     showLine(number) {
       if (!number || number < 1 || number > view.state.doc.lines) {
@@ -79,6 +99,7 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
       view.dispatch({ effects: [pointAt.of(line.from), EditorView.scrollIntoView(line.from, { y: "center" })],
         selection: { anchor: line.from } });
     },
+    setLocked(flag) { view.dispatch({ effects: lock.reconfigure(lockedAs(flag)) }); },
     focus: () => view.focus(),
   };
 }

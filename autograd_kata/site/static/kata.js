@@ -10,10 +10,25 @@ const $ = (id) => document.getElementById(id);
 // event to stop it at): the page stops it from here (kata.watchdogMs changes it).
 const WATCHDOG_MS = 60000;
 
+// --- the saves -----------------------------------------------------------------
+// This copy's own: keyed by the site's folder on its origin (every project site of one
+// GitHub account shares one origin, each in its own folder), then by stage. The
+// language is the browser's, for every copy.
+const scope = new URL(".", location.href).pathname;
+const keyOf = (key) => (key === "lang" ? "kata:lang" : `kata:${scope}:${key}`);
 const store = {
-  get(key) { try { return localStorage.getItem(`kata:${key}`); } catch { return null; } },
-  set(key, value) { try { localStorage.setItem(`kata:${key}`, value); } catch { /* private mode: this tab only */ } },
+  get(key) { try { return localStorage.getItem(keyOf(key)); } catch { return null; } },
+  set(key, value) { try { localStorage.setItem(keyOf(key), value); } catch { /* private mode: this tab only */ } },
 };
+// Saves from before the keys named their copy: the first copy that loads takes them.
+try {
+  for (const key of Object.keys(localStorage)) {
+    const old = /^kata:((?:src|backup):\d+|stage|progress)$/.exec(key);
+    if (!old) continue;
+    if (store.get(old[1]) === null) store.set(old[1], localStorage.getItem(key));
+    localStorage.removeItem(key);
+  }
+} catch { /* no storage: nothing to take */ }
 
 function pickLanguage() {
   const saved = store.get("lang");
@@ -33,6 +48,7 @@ const say = (id, fields = {}) => String(site.text[lang][id] ?? site.text.en[id] 
 let worker = null;
 let nextId = 1;
 const pending = new Map();
+let pythonReady = false;  // the worker answered its start: "Ready" means this
 const shared = self.crossOriginIsolated ? new SharedArrayBuffer(4) : null;
 
 function sources() {
@@ -55,17 +71,38 @@ function startWorker() {
     clearTimeout(entry.timer);
     if (error !== undefined) entry.reject(new Error(error)); else entry.resolve(result);
   };
-  worker.onerror = (event) => {
+  worker.onerror = (event) => {  // the worker itself failed: every waiting call fails, in words
     for (const entry of pending.values()) entry.reject(new Error(event.message || "worker error"));
     pending.clear();
   };
-  return call("start", [{ interrupt: shared, sources: sources(), progress: store.get("progress") || "" }]);
+  pythonReady = false;
+  const started = call("start", [{ interrupt: shared, sources: sources(), progress: store.get("progress") || "" }]);
+  started.then(() => { pythonReady = true; if (!running) settle(); }, () => {});
+  return started;
+}
+
+// A new worker in place of this one (a run that never ended, or ended Python with it);
+// the calls still waiting are asked again of the new one, not dropped.
+function restart(except = null) {
+  worker.terminate();
+  if (shared) Atomics.store(new Int32Array(shared), 0, 0);  // or the new one would stop at its first line
+  const waiting = [...pending.entries()].filter(([id]) => id !== except);
+  for (const [, entry] of waiting) clearTimeout(entry.timer);
+  pending.clear();
+  status(say("site.restarting"));
+  ready = startWorker();
+  for (const [id, entry] of waiting) {
+    if (entry.message.method === "start") { ready.then(entry.resolve, entry.reject); continue; }  // the new start is its answer
+    pending.set(id, entry);
+    worker.postMessage(entry.message);
+  }
+  return ready;
 }
 
 function call(method, args = [], watched = false) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
-    const entry = { resolve, reject, timer: null };
+    const entry = { resolve, reject, timer: null, message: { id, method, args } };
     if (watched) entry.onRunning = () => { entry.timer = setTimeout(() => stuck(id), kata.watchdogMs); };
     pending.set(id, entry);
     worker.postMessage({ id, method, args });
@@ -81,13 +118,10 @@ function stuck(id) {
     entry.timer = setTimeout(() => stuck(id), 5000);
     return;
   }
-  worker.terminate();  // else a new worker: the page goes on, the learner's text is in the page
-  if (shared) Atomics.store(new Int32Array(shared), 0, 0);  // or the new one would stop at its first line
+  // else a new worker: the page goes on, the learner's text is in the page
   pending.delete(id);
-  for (const other of pending.values()) other.reject(new Error("restarted"));
-  pending.clear();
+  restart(id);
   entry.resolve({ passed: false, text: `${say("hang.prefix")}${say("hang.whole_run")}\n${say("site.restarted")}` });
-  ready = startWorker();
 }
 
 // --- the editor ---------------------------------------------------------------
@@ -102,11 +136,36 @@ async function loadEditor() {
   return { module: await import("./plain.js"), name: null };
 }
 const editorChoice = await loadEditor();
+// Locked (read-only, and the page says so) until Python has answered and the stage's
+// text is in it: each edit is saved as the stage it shows (shownStage), never another's.
+let shownStage = null;
+let followed = null;  // the stage whose text this tab took from another tab, until an edit here
 const editor = editorChoice.module.createEditor($("editor"), {
   label: "code",
-  onChange: (text) => store.set(`src:${current()}`, text),
-  onCheck: () => kata.check(current()),
+  locked: true,
+  onChange: (text) => { if (shownStage !== null) { followed = null; store.set(`src:${shownStage}`, text); } },
+  onCheck: () => { if (!running && shownStage !== null) kata.check(shownStage); },  // no second run
 });
+
+// Another tab of this copy saved a stage: this tab shows that text, keeps its own as a
+// backup (Restore), and says so; its next keystroke builds on the other tab's work.
+window.addEventListener("storage", (event) => {
+  if (shownStage === null || event.key !== keyOf(`src:${shownStage}`) || event.newValue === null) return;
+  const mine = editor.getText();
+  if (event.newValue === mine) return;
+  if (followed !== shownStage) {
+    keep(shownStage, mine);
+    followed = shownStage;
+    show(say("site.other_tab", { n: shownStage }));
+  }
+  editor.setText(event.newValue);
+  $("restore").disabled = Boolean(running);
+});
+
+// Escape then Tab leaves the editor (Tab alone indents): the page says so, once each time.
+$("editor").addEventListener("keydown", (event) => {
+  if (event.key === "Escape") tell(say("site.escape_tab"));
+}, true);
 
 // --- the page -----------------------------------------------------------------
 const current = () => Number($("stage").value || 1);
@@ -118,6 +177,8 @@ function show(text, passed = null) {
 }
 
 function status(text) { $("status").textContent = text; }
+function tell(text) { $("note").textContent = text; }  // a word about the editor, under the buttons
+function settle() { status(say(pythonReady ? "site.ready" : "site.restarting")); }
 
 async function stageTitles() {
   const rows = JSON.parse(await call("stages", [lang]));
@@ -161,21 +222,48 @@ async function getSource(stage) {
 
 async function open(stage) {
   store.set("stage", String(stage));
-  editor.setText(await getSource(stage));
-  $("restore").disabled = !backups(stage).length;
+  shownStage = null;  // no edit is saved while the text changes stage
+  editor.setLocked(true);
+  const text = await getSource(stage);
+  editor.setText(text);
+  shownStage = Number(stage);
+  followed = null;
+  editor.setLocked(false);
+  tell("");
+  $("restore").disabled = Boolean(running) || !backups(stage).length;
 }
 
 const backups = (stage) => JSON.parse(store.get(`backup:${stage}`) || "[]");
+function keep(stage, text) {
+  const kept = backups(stage);
+  kept.push({ when: new Date().toISOString(), text });
+  store.set(`backup:${stage}`, JSON.stringify(kept.slice(-20)));
+}
 
 function busy(flag) {
   for (const id of ["check", "hint", "diff", "reset", "download"]) $(id).disabled = flag;
   $("restore").disabled = flag || !backups(current()).length;
 }
 
+// One run at a time: the buttons are off during it, Ctrl+Enter starts none, and a call
+// through window.kata waits for the run before it.
+let running = null;
 async function run(label, task) {
+  while (running) await running.then(() => {}, () => {});
   busy(true);
   status(say(label));
-  try { return await task(); } finally { busy(false); status(say("site.ready")); }
+  running = task();
+  try { return await running; } finally { running = null; busy(false); settle(); }
+}
+
+// A run that ended with no result (the worker failed, or Python with it: a stack that
+// overflowed ends Pyodide) is a failure, in words; Python is started again for the next.
+function noResult(error) {
+  const said = String(error && error.message || error);
+  restart();
+  const why = /RecursionError|call stack|stack overflow|recursion/i.test(said)
+    ? say("site.recursion") : say("site.no_result", { error: said });
+  return { passed: false, text: `${why}\n${say("site.restarted")}` };
 }
 
 const timings = { ready_ms: null, checks: [] };
@@ -185,22 +273,38 @@ const kata = {
   ready: null,
   timings,
   watchdogMs: WATCHDOG_MS,
+  storeKey: keyOf,  // the localStorage key of a save ("src:1", "stage", "backup:1") in this copy
   async setSource(stage, text) {
     store.set(`src:${stage}`, text);
-    if (Number(stage) === current()) editor.setText(text);
+    if (Number(stage) === shownStage) editor.setText(text);
   },
   getSource,
   async check(stage = current()) {
     await kata.ready;
+    const n = Number(stage);
     const t0 = performance.now();
-    const result = await run("site.running", async () => {
-      await call("sources", [sources()]);
-      return call("check", [Number(stage), lang], true);
-    });
-    timings.checks.push({ stage: Number(stage), ms: performance.now() - t0 });
-    if (Number(stage) === current()) {
+    let result;
+    try {
+      result = await run("site.running", async () => {
+        if (n === shownStage) {  // the verdict before this run is gone: it was about other code
+          show(say("site.checking"));
+          $("out").setAttribute("aria-busy", "true");
+          editor.showLine(null);
+        }
+        const texts = sources();
+        if (shownStage !== null) texts[shownStage] = editor.getText();  // what this tab shows is what is tested
+        await call("sources", [texts]);
+        return await call("check", [n, lang], true);
+      });
+    } catch (error) {
+      result = noResult(error);
+    }
+    timings.checks.push({ stage: n, ms: performance.now() - t0 });
+    if (n === shownStage) {
+      $("out").removeAttribute("aria-busy");
       show(result.text, result.passed);
       editor.showLine(result.line || null);  // where the first failure stopped in the learner's code
+      $("out").scrollIntoView({ block: "nearest" });  // on a phone the verdict is below the editor
     }
     return { passed: Boolean(result.passed), text: result.text, line: result.line ?? null };
   },
@@ -221,11 +325,7 @@ const kata = {
     await kata.ready;
     const stub = await call("stub", [Number(stage)]);
     const old = await getSource(stage);
-    if (old !== stub) {
-      const kept = backups(stage);
-      kept.push({ when: new Date().toISOString(), text: old });
-      store.set(`backup:${stage}`, JSON.stringify(kept.slice(-20)));
-    }
+    if (old !== stub) keep(stage, old);
     await kata.setSource(stage, stub);
     show(say("site.reset_done", { n: stage }));
     $("restore").disabled = !backups(current()).length;
@@ -238,7 +338,7 @@ const kata = {
     kept[kept.length - 1] = { when: new Date().toISOString(), text: await getSource(stage) };  // a swap: nothing is lost
     store.set(`backup:${stage}`, JSON.stringify(kept));
     await kata.setSource(stage, last.text);
-    show(say("site.saved", { when: last.when }));
+    show(say("site.saved", { when: new Date(last.when).toLocaleString(lang, { dateStyle: "medium", timeStyle: "short" }) }));
     return last.text;
   },
   async download() {
@@ -270,18 +370,23 @@ window.kata = kata;
 
 words();
 let ready = startWorker();
+show(say("site.locked"));
 kata.ready = ready.then(async () => {
   await stageTitles();
   await open(current());
+  show("");
   busy(false);
-  status(say("site.ready"));
+  settle();
   timings.ready_ms = performance.now() - started;
   return true;
 }).catch((error) => { status(say("site.no_worker")); show(String(error)); throw error; });
 
 $("stage").addEventListener("change", () => open(current()));
 $("lang").addEventListener("change", () => kata.setLang($("lang").value));
-$("check").addEventListener("click", () => kata.check());
+$("check").addEventListener("click", async () => {
+  await kata.check();
+  if (document.activeElement === document.body || document.activeElement === $("check")) $("check").focus();
+});
 $("hint").addEventListener("click", () => kata.hint());
 $("diff").addEventListener("click", () => kata.diffPrevious());
 $("reset").addEventListener("click", () => kata.reset());

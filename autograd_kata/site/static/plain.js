@@ -1,7 +1,8 @@
 // The page's editor when the site was built without the CodeMirror bundle (kata site
 // without --fetch or --codemirror): a text box over a painted copy of its text, with a
 // small Python highlighter. The same API as the bundle's (autograd_kata/site/editor/editor.js):
-//   createEditor(parent, {text, onChange, onCheck, label}) -> {getText(), setText(text), showLine(n), focus(), kind}
+//   createEditor(parent, {text, onChange, onCheck, label, locked})
+//     -> {getText(), setText(text), showLine(n), setLocked(flag), focus(), kind}
 export const kind = "plain";
 
 const KEYWORDS = new Set(("and as assert async await break class continue def del elif else except finally for from "
@@ -30,7 +31,8 @@ function highlight(text) {
   return `${html}${escape(text.slice(last))}\n`;
 }
 
-export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code" } = {}) {
+export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code",
+  locked = false } = {}) {
   parent.classList.add("plain");
   // the marked line first, so that the painted text and the box stand above it
   parent.innerHTML = '<div class="mark" hidden></div><pre class="paint" aria-hidden="true"></pre>'
@@ -38,6 +40,7 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
   const [mark, paintLayer, code] = parent.children;
   code.setAttribute("aria-label", label);
   code.value = text;
+  code.readOnly = locked;
 
   function paint() {
     paintLayer.innerHTML = highlight(code.value);
@@ -73,6 +76,7 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
       mark.style.height = `${height}px`;
       parent.scrollTop = Math.max(0, (number - 1) * height - parent.clientHeight / 2);
     },
+    setLocked(flag) { code.readOnly = flag; },
     focus: () => code.focus(),
   };
 }
