@@ -181,6 +181,7 @@ ALSO_TRUE = {
     ("seed-ignored", "seed-reseeds-the-global-random"),
     # a train() that never zeroes adds its first step onto whatever the model already held, too
     ("train-no-zero-grad", "train-zeroes-after-the-step"),
+    ("train-no-zero-grad", "train-zeroes-only-the-last-layer"),  # the same held grads, every layer's
 }
 
 
