@@ -151,7 +151,7 @@ def remote_engine(config, name):
     """One sandbox per stage module for the whole session; a module that does not import,
     or a sandbox that could not start, gives every later test the same one-line failure."""
     from autograd_kata.classroom.sandbox import jail, remote
-    from autograd_kata.core.results.verdicts import ModuleBroken, broken
+    from autograd_kata.core.results.verdicts import ModuleBroken, broken, sandbox_folder
 
     sandboxes = config.stash.setdefault(SANDBOXES, {})
     if name not in sandboxes:
@@ -173,20 +173,6 @@ def remote_engine(config, name):
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
     return found
-
-
-def sandbox_folder(config, name) -> str:
-    """The folder ``--sandbox`` gives the module ``name`` (``exercises.stage04_tanh``)."""
-    module, everyone = name.rsplit(".", 1)[-1], None
-    for value in config.getoption("sandbox"):
-        key, sep, folder = value.partition("=")
-        if sep and key == module:
-            return folder
-        if not sep:
-            everyone = value
-    if everyone is None:
-        raise pytest.UsageError(f"--sandbox gives no folder for {module}")
-    return everyone
 
 
 def close_sandbox(config, name) -> None:

@@ -23,13 +23,6 @@ from autograd_kata.maintainer.mistakes import MISTAKES
 ROOT = Path(__file__).resolve().parent.parent
 
 
-#: catalogued mistakes a grading cannot name yet, each with why (strict: one named again fails, drop it)
-NOT_NAMED_UNDER_GRADING = {
-    "released-as-none": "the judge sees only the sandbox's crash (TypeError: 'NoneType' object is not callable); "
-                        "no judge-side test names release-none",
-}
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """One class, a student per catalogued mistake (named by its id), graded once."""
@@ -46,9 +39,7 @@ def graded(tmp_path_factory):
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("mistake", [
-    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=NOT_NAMED_UNDER_GRADING[m.id]))
-    if m.id in NOT_NAMED_UNDER_GRADING else m for m in MISTAKES], ids=[m.id for m in MISTAKES])
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_each_graded_mistake_is_filed_under_the_mistake_its_report_names_with_its_own_label(mistake, graded):
     out, records, named_lines = graded
     m = mistake

@@ -154,9 +154,11 @@ def learner_frame(frames, root: Path, stage: int):
 RELEASED = "backward() was called through a graph a second time"
 
 
-def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "") -> str:
+def crash(error: BaseException, module_file: str, root: Path, stage: int, test_place: str = "",
+          source_root: Path | None = None) -> str:
     """The message for an unexpected exception while testing ``module_file``: data
-    (``i18n.joined``) that any language can say again."""
+    (``i18n.joined``) that any language can say again. The advice reads ``module_file`` under
+    ``source_root`` (grading: the sandbox's folder, which holds the submitted file), else ``root``."""
     frames = frames_in(error, module_file)
     lines = [_head(error)]
     if RELEASED in str(error):  # the stub's English words, told in the learner's language too
@@ -165,7 +167,7 @@ def crash(error: BaseException, module_file: str, root: Path, stage: int, test_p
         lines.append(t("crash.at", where=_where(learner_frame(frames, root, stage))))
     elif test_place:
         lines.append(t("crash.in_test", place=test_place))
-    said = advice(error, frames, _source(root, module_file), module_file)
+    said = advice(error, frames, _source(source_root or root, module_file), module_file)
     if said:
         lines.append(joined(["  ", said]))
     lines.append(f"  -> kata hint {stage}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from pathlib import Path
 
 import pytest
 
@@ -199,12 +200,36 @@ def _explained(item, report, error, stage):
         item.config.stash[HUNG].setdefault(stage.number, item.name)
     elif not isinstance(error, (AssertionError, pytest.fail.Exception, pytest.skip.Exception)):
         said = explain.crash(error, _module_file(item, stage), item.config.rootpath, stage.number,
-                             _test_place(error))
+                             _test_place(error), _source_root(item))
     elif getattr(error, "learner_frames", None):  # raised in the sandbox: show its lines as pytest would
         report.longrepr = with_learner_frames(report.longreprtext, error.learner_frames)  # type: ignore[union-attr]
     if said is not None:
         report.longrepr = str(said)
     return said
+
+
+def sandbox_folder(config, name) -> str:
+    """The folder ``--sandbox`` gives the module ``name`` (``exercises.stage04_tanh``)."""
+    module, everyone = name.rsplit(".", 1)[-1], None
+    for value in config.getoption("sandbox"):
+        key, sep, folder = value.partition("=")
+        if sep and key == module:
+            return folder
+        if not sep:
+            everyone = value
+    if everyone is None:
+        raise pytest.UsageError(f"--sandbox gives no folder for {module}")
+    return everyone
+
+
+def _source_root(item) -> Path | None:
+    """Under grading (``--sandbox``), the folder the judge wrote the submitted module into: a
+    crash's advice reads the submission's lines (``_backward = None``), not the grader's stub."""
+    callspec = getattr(item, "callspec", None)
+    name = callspec.params.get("engine") if callspec else None
+    if not isinstance(name, str) or not item.config.getoption("sandbox", None):
+        return None
+    return Path(sandbox_folder(item.config, name))
 
 
 def _sandbox_hang(error) -> bool:
