@@ -552,6 +552,39 @@ def test_a_misnamed_stage_file_is_named_in_the_reason(tmp_path):
                          "which is not graded: rename it stage01_value.py"), g.problem
 
 
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_class_summary_names_each_misnamed_file_and_the_name_to_give_it(tmp_path, lang):
+    """Re-downloads and renames (``stage04_tanh (1).py``, ``stage04_tanh.py.txt``, ``Stage04_Tanh.py``),
+    graded as a class: not graded (the rule is the exact name), and both the student's report and
+    the class summary name the file seen and the name to give it, in the language asked; a rerun
+    sees a file renamed so too (the summary never keeps a stale list)."""
+    from autograd_kata.core.i18n import t_in
+    tanh = stage(4)
+    klass, out = tmp_path / "class", tmp_path / "grades.csv"
+    seen = {"ada": "stage04_tanh (1).py", "bob": "stage04_tanh.py.txt", "cy": "Stage04_Tanh.py"}
+    for name, file in seen.items():
+        (klass / name / "exercises").mkdir(parents=True)
+        (klass / name / "exercises" / file).write_text(reference(4), encoding="utf-8")
+    (klass / "dee").mkdir()  # nothing at all: no file, and nothing to rename
+    course.grade_class(klass, ROOT, out, (tanh,), workers=1, lang=lang)
+    for name, file in seen.items():
+        text = (class_outputs.reports_dir(out) / f"{name}.txt").read_text(encoding="utf-8")
+        assert t_in(lang, "report.reason.no_file_but", file=tanh.source("exercises"), found=f"exercises/{file}",
+                    name="stage04_tanh.py") in text, text
+    summary = class_outputs.summary_path(out).read_text(encoding="utf-8")
+    who = ", ".join(t_in(lang, "summary.misnamed_who", name=name, files=f"exercises/{file}")
+                    for name, file in seen.items())
+    assert t_in(lang, "summary.status_line", status=t_in(lang, "summary.status.misnamed", name="stage04_tanh.py"),
+                count=3, names=who) in summary.splitlines(), summary
+    assert t_in(lang, "summary.status_line", status=t_in(lang, "summary.status.no_file"), count=1,
+                names="dee") in summary.splitlines(), summary
+    (klass / "dee" / "stage04_tanh(2).py").write_text(reference(4), encoding="utf-8")
+    course.grade_class(klass, ROOT, out, (tanh,), workers=1, lang=lang)  # a rerun: dee's new file is seen
+    summary = class_outputs.summary_path(out).read_text(encoding="utf-8")
+    assert t_in(lang, "summary.misnamed_who", name="dee", files="stage04_tanh(2).py") in summary, summary
+    assert t_in(lang, "summary.status.no_file") not in summary, summary
+
 # --- Classroom 50 -----------------------------------------------------------------------------------
 
 def test_the_classroom50_autograder_writes_the_result_json_classroom50_documents(tmp_path):

@@ -125,7 +125,13 @@ def class_summary(records: list[dict], stages, lang: str = "en") -> str:
         lines.append(say("summary.stage", n=s.number, title=t_in(lang, s.title_id),
                          passed=passed, total=n, rate=rate))
         for status in STATUSES:
-            if who[status]:
+            if status == "misnamed" and who[status]:  # each with the files seen, and the name to give them
+                seen = {r["student"]: r.get("misnamed", {}).get(str(s.number), []) for r in records}
+                lines.append(say("summary.status_line", count=len(who[status]),
+                                 status=say("summary.status.misnamed", name=f"{s.module}.py"),
+                                 names=", ".join(say("summary.misnamed_who", name=name, files=", ".join(seen[name]))
+                                                 for name in who[status])))
+            elif who[status]:
                 lines.append(say("summary.status_line", status=say(f"summary.status.{status}"),
                                  count=len(who[status]), names=", ".join(who[status])))
     lines += ["", say("summary.mistakes")]

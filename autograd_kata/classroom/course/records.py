@@ -10,23 +10,26 @@ import os
 from pathlib import Path
 
 from autograd_kata import __version__
-from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, read_regular
+from autograd_kata.classroom.grading.discovery import MAX_FILE, find_stage_files, near_misses, read_regular, shown
 from autograd_kata.core.i18n import Text
 from autograd_kata.core.mistakes import PHRASES
 
 # a stage's status in the summary, in the summary's order
-STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "no_file", "not_graded")
+STATUSES = ("passed", "failed", "not_started", "no_import", "hangs", "crashes", "misnamed", "no_file", "not_graded")
 
 
 def files_hash(submission: Path, stages) -> str:
     """Every candidate file of every graded stage (its path, as bytes, and its bytes when it is
-    a regular file the grading would read): what the grading reads. Never reads anything else."""
+    a regular file the grading would read): what the grading reads; and the names of the files
+    nearly named so (``misnamed``). Never reads anything else."""
     h = hashlib.sha256()
     for s in stages:
         for path in find_stage_files(submission, s):
             h.update(f"{s.number}\0".encode() + os.fsencode(path.relative_to(submission)) + b"\0")
             data = read_regular(path, MAX_FILE)
             h.update(b"?" if data is None else hashlib.sha256(data).digest())
+        for path in near_misses(submission, s):  # named in the summary: a new one is seen at a rerun
+            h.update(b"near\0" + os.fsencode(path.relative_to(submission)) + b"\0")
     return h.hexdigest()
 
 
@@ -58,14 +61,15 @@ def stubs(grader_root: Path, stages) -> dict[int, bytes]:
 
 
 def stage_status(g, submission: Path, stub: bytes | None) -> str:
-    """One word for a stage: not_graded (the grader failed), passed, no_file, not_started
-    (the untouched stub), no_import, hangs, crashes or failed."""
+    """One word for a stage: not_graded (the grader failed), passed, misnamed (no file of the
+    exact name, but one nearly named so: ``misnamed``), no_file, not_started (the untouched
+    stub), no_import, hangs, crashes or failed."""
     if not g.graded:
         return "not_graded"
     if g.ok:
         return "passed"
     if not g.source:
-        return "no_file"
+        return "misnamed" if misnamed(submission, g.stage) else "no_file"
     data = read_regular(g.file or submission / g.source, MAX_FILE) if stub is not None else None
     if data is not None and _normal(data) == stub:
         return "not_started"
@@ -86,9 +90,15 @@ def stage_mistakes(g, status: str) -> list[tuple[int, str]]:
     ``mistakes`` in its results, whatever language it spoke), an earlier stage's too (stage 7's
     tests find stage 5's visited list), each under its own stage; none for a stage not started
     (stage 6's stub is the naive = code: it is no one's mistake) or not importing."""
-    if status in ("passed", "no_file", "not_started", "no_import", "not_graded"):
+    if status in ("passed", "misnamed", "no_file", "not_started", "no_import", "not_graded"):
         return []
     return _named(g)
+
+
+def misnamed(submission: Path, stage) -> list[str]:
+    """The files nearly named as ``stage``'s module (``stage04_tanh (1).py``), as a report shows
+    them: not graded (the rule is the exact name), named so the student knows what to rename."""
+    return [shown(str(p.relative_to(submission))) for p in near_misses(submission, stage)]
 
 
 def _named(g) -> list[tuple[int, str]]:
@@ -107,8 +117,11 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
     """What the course keeps of one student's grading (the ``course`` part of its JSON)."""
     status: dict[str, str] = {}
     mistakes: dict[str, list[str]] = {}
+    near: dict[str, list[str]] = {}
     for g in report.stages:
         status[str(g.stage.number)] = stage_status(g, submission, stub.get(g.stage.number))
+        if status[str(g.stage.number)] == "misnamed":
+            near[str(g.stage.number)] = misnamed(submission, g.stage)
         for number, phrase in stage_mistakes(g, status[str(g.stage.number)]):
             mistakes[str(number)] = sorted({*mistakes.get(str(number), []), phrase})
     by = {g.stage.number: g.score if g.graded else None for g in report.stages}  # None: not graded, never 0
@@ -116,7 +129,7 @@ def record(name: str, report, submission: Path, stages, files: str, tests: str, 
             "seed": seed, "scores": {str(s.number): by.get(s.number, 0) for s in stages}, "graded": report.graded,
             "score": report.score if report.graded else None, "max_score": report.max_score,
             "isolated": report.isolated, "isolation_said": _data(report.isolation),
-            "isolation": report.isolation, "status": status, "mistakes": mistakes}
+            "isolation": report.isolation, "status": status, "mistakes": mistakes, "misnamed": near}
 
 
 # a failure of the run itself (the disk, the machine), never one student's: raised, the run stops
