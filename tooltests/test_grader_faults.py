@@ -185,3 +185,64 @@ def test_a_course_records_a_dead_worker_as_not_graded(tmp_path):
     records = Course(klass, ROOT, out, (STAGE,), grade_one=dies).run()
     assert records[0]["graded"] is False and records[0]["status"] == {"1": "not_graded"}
     assert out.read_text(encoding="utf-8-sig").splitlines()[1:] == ["ada,,,10,ada"]
+
+
+# --- what `kata grade --help` says, against what runs ---------------------------------------------
+
+def grade_help() -> str:
+    proc = run([sys.executable, "-m", "autograd_kata.cli", "grade", "--help"], cwd=ROOT, env={"KATA_LANG": "en"})
+    assert proc.returncode == 0, proc.stderr
+    return " ".join(proc.stdout.split())  # as one line: argparse wraps it at any word
+
+
+def test_the_help_of_class_exit_statuses_is_what_a_class_run_returns(tmp_path, no_pytest):
+    """Each exit status the help gives for --class, run: a class with a student who fails every
+    test (graded, not full marks) exits 0; an empty class folder 1; a grader that cannot load its
+    tests (some student not graded) 3. (Interrupted, 130 or 143: test_interrupts.py.)"""
+    said = grade_help()
+    assert ("With --class: 0 once every student is graded (whatever they scored; an empty shard too), "
+            "1 when the class folder holds no student, 3 when some student could not be graded, "
+            "130 or 143 when interrupted") in said, said
+    klass = tmp_path / "class"
+    perfect(klass / "ada")
+    (klass / "bob" / "exercises").mkdir(parents=True)
+    (klass / "bob" / STAGE.source("exercises")).write_text("raise SystemExit(1)\n", encoding="utf-8")
+    args = ("grade", "--class", str(klass), "--stage", "1", "--workers", "1")
+    graded = run([sys.executable, "-m", "autograd_kata.instructor", *args, "--out", str(tmp_path / "a.csv")], cwd=ROOT)
+    assert graded.returncode == 0 and "bob: 0/10" in graded.stdout, graded.stdout + graded.stderr
+    (tmp_path / "empty").mkdir()
+    empty = run([sys.executable, "-m", "autograd_kata.instructor", "grade", "--class", str(tmp_path / "empty"),
+                 "--out", str(tmp_path / "b.csv")], cwd=ROOT)
+    assert empty.returncode == 1, empty.stdout + empty.stderr
+    failed = kata_with(no_pytest, *args, "--out", str(tmp_path / "c.csv"))
+    assert failed.returncode == 3 and "not graded" in failed.stdout, failed.stdout + failed.stderr
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["as-root", "not-root"])
+def test_the_default_workers_are_the_cpus_this_process_may_use_as_root_and_not(tmp_path, monkeypatch, root):
+    """--workers' help: by default, as many students at once as this process may use CPUs, as root
+    too. Three CPUs allowed, five students: three gradings meet at once (a barrier of three), never four."""
+    said = grade_help()
+    assert ("students graded at once, each in its own process (default: the CPUs this process may use, "
+            "as root too") in said, said
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(os, "geteuid", lambda: 0 if root else 1000)
+    assert jail.is_root() is root
+    meet, lock, now, most = threading.Barrier(3, timeout=30), threading.Lock(), [0], [0]
+
+    def grade_one(submission, grader_root, stages, **kw):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            if Path(submission).name in ("s0", "s1", "s2"):
+                meet.wait()  # only three at once if there are three workers
+        finally:
+            with lock:
+                now[0] -= 1
+        return g.Report(str(submission), [], isolated=True, isolation="isolation: fake")
+    klass = tmp_path / "class"
+    for n in range(5):
+        perfect(klass / f"s{n}")
+    records = Course(klass, ROOT, tmp_path / "grades.csv", (STAGE,), grade_one=grade_one).run()
+    assert len(records) == 5 and most[0] == 3, most
