@@ -355,3 +355,22 @@ def test_kata_train_no_zero_grad_draws_both_curves_and_prints_both_losses(kata):
     final_without = float(without_line.split("-> ")[1].split(",")[0])
     assert final_with < final_without
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_pages_run_words_a_missing_report_in_the_learners_language(kata, monkeypatch):
+    """The page's in-process run (site/inpage.py) speaks English to the tests, as the child
+    does; a run that wrote no report (here a pytest that stops at once, saying so) is told in
+    the learner's language all the same."""
+    from autograd_kata.core import i18n
+    from autograd_kata.site import inpage
+
+    def stops(args):
+        print("INTERNALERROR> gone")
+        return 3
+    monkeypatch.setattr(pytest, "main", stops)
+    monkeypatch.setenv(i18n.ENV, "ja")
+    i18n.reset()
+    problem = inpage.run(stages=[stage(1)], root=kata)[1].problem
+    assert problem == i18n.t("runner.exited", code=3) + "\nINTERNALERROR> gone\n"
+    assert "exited" not in problem
+    i18n.reset()

@@ -105,20 +105,27 @@ def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Pa
     learners = os.environ.get(i18n.ENV)  # the tests speak English (as the child does); then the learner's again
     os.environ.update({k: v for k, v in env.items() if k in ("KATA_IMPL", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", i18n.ENV)})
     try:
-        return _run_here(impl, stages, root, extra)
+        found = _run_here(impl, stages, root, extra)
     finally:
         if learners is None:
             os.environ.pop(i18n.ENV, None)
         else:
             os.environ[i18n.ENV] = learners
         i18n.reset()
+    if isinstance(found, dict):
+        return found
+    msgid, fields, tail = found  # worded now, in the learner's language, not the tests' English
+    problem = i18n.t(msgid, **fields) + tail
+    return {s.number: runner.StageResult(s, impl, problem=problem) for s in stages}
 
 
-def _run_here(impl: str, stages: list, root: Path, extra: Sequence[str]) -> dict[int, StageResult]:
-    """``run``'s pytest, in this process, with the child's environment already in place."""
+def _run_here(impl: str, stages: list, root: Path,
+              extra: Sequence[str]) -> dict[int, StageResult] | tuple[str, dict, str]:
+    """``run``'s pytest, in this process, with the child's environment already in place:
+    the results, or the problem (catalogue id, its fields, pytest's last words) when there are none."""
     import pytest
 
-    from autograd_kata.core import i18n, runner
+    from autograd_kata.core import runner
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
         out = Path(tmp) / "results.json"
         args = runner.pytest_command(impl, stages, out, extra, root=root)[3:] + ["-p", "autograd_kata.site.limits"]
@@ -130,11 +137,8 @@ def _run_here(impl: str, stages: list, root: Path, extra: Sequence[str]) -> dict
             try:
                 return runner.parse_results(runner.read_results(out), impl, stages)
             except ValueError as error:
-                problem = i18n.t("runner.unreadable", error=error)
-        else:
-            text = printed.getvalue()
-            problem = f"{i18n.t('runner.exited', code=int(code))}\n{text[-2000:]}"
-    return {s.number: runner.StageResult(s, impl, problem=problem) for s in stages}
+                return "runner.unreadable", {"error": error}, ""
+        return "runner.exited", {"code": int(code)}, "\n" + printed.getvalue()[-2000:]
 
 
 def feel(stage, root) -> list[str]:
