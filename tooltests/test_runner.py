@@ -369,8 +369,14 @@ def test_the_pages_run_words_a_missing_report_in_the_learners_language(kata, mon
         return 3
     monkeypatch.setattr(pytest, "main", stops)
     monkeypatch.setenv(i18n.ENV, "ja")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-q")  # the learner's, taken away for the run only
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    before = dict(os.environ)
     i18n.reset()
     problem = inpage.run(stages=[stage(1)], root=kata)[1].problem
     assert problem == i18n.t("runner.exited", code=3) + "\nINTERNALERROR> gone\n"
     assert "exited" not in problem
+    # the run's environment does not outlive it: a later pytest of this process (a tool test
+    # after this one) would load no plugins and test KATA_IMPL's folder
+    assert dict(os.environ) == before
     i18n.reset()

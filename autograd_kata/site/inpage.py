@@ -100,17 +100,18 @@ def run(impl: str = "exercises", stages: Iterable[Stage] | None = None, root: Pa
     stages = list(STAGES if stages is None else stages)
     forget_kata_modules(root)
     env = runner.child_env(impl)
+    # the child's environment for the run (the tests speak English, as the child does), then
+    # the process's own again, every key of it: a later pytest of this process, or the
+    # learner's language, must not inherit KATA_IMPL or PYTEST_DISABLE_PLUGIN_AUTOLOAD
+    saved = dict(os.environ)
     for key in [k for k in os.environ if runner.LEAKY_ENV.match(k)]:
         del os.environ[key]
-    learners = os.environ.get(i18n.ENV)  # the tests speak English (as the child does); then the learner's again
     os.environ.update({k: v for k, v in env.items() if k in ("KATA_IMPL", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", i18n.ENV)})
     try:
         found = _run_here(impl, stages, root, extra)
     finally:
-        if learners is None:
-            os.environ.pop(i18n.ENV, None)
-        else:
-            os.environ[i18n.ENV] = learners
+        os.environ.clear()
+        os.environ.update(saved)
         i18n.reset()
     if isinstance(found, dict):
         return found
