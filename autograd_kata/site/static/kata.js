@@ -162,6 +162,11 @@ window.addEventListener("storage", (event) => {
   $("restore").disabled = Boolean(running);
 });
 
+// The box the learner types in: CodeMirror's, an editable element without a tabindex,
+// gets one, so that axe (and a browser) counts its scrolling pane as reachable by Tab.
+const typedIn = $("editor").querySelector(".cm-content, textarea");
+if (!typedIn.hasAttribute("tabindex")) typedIn.tabIndex = 0;
+
 // Escape then Tab leaves the editor (Tab alone indents): the page says so, once each time.
 $("editor").addEventListener("keydown", (event) => {
   if (event.key === "Escape") tell(say("site.escape_tab"));
@@ -197,6 +202,7 @@ async function stageTitles() {
 function words() {
   document.documentElement.lang = lang;
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = say(node.dataset.text);
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", say(node.dataset.label));
   document.title = say("site.title");
   $("explore").href = `explore.${lang}.html`;
   $("versions").textContent = say("site.versions", { pyodide: site.pyodide, python: site.python,
