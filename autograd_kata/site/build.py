@@ -3,6 +3,8 @@
 What DIR gets (any static host serves it: GitHub Pages, ``python -m http.server``)::
 
     index.html  kata.js  plain.js  worker.js  style.css   the page (static/ of this package)
+    sw.js         the service worker that keeps every file below for a reload offline; its cache is
+                  named by a hash of them all (``offline_worker``), so a new build replaces it
     editor.mjs    the editor: CodeMirror 6 with Python mode (codemirror.py; pinned, sha256-checked),
                   when there is a bundle; else the page's editor is a plain text box (plain.js)
     kata.zip      the learner's kata: stubs, tests, conftests, hints, the tool; never the reference
@@ -75,6 +77,7 @@ WHEELS = {
 DEPS_DIR = ".kata/site-deps"
 DEPS_ENV = "KATA_SITE_DEPS"  # another folder for them (CI keeps one under its clone)
 STATIC = ("index.html", "kata.js", "plain.js", "worker.js", "style.css")
+SERVICE_WORKER = "sw.js"  # static/ too, written last: it names every other file and their hash
 # The page's own words (catalogue ids); the check, hint and diff texts are the commands' own.
 PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", "site.diff_previous",
             "site.reset", "site.download", "site.explore", "site.language", "site.loading", "site.ready",
@@ -209,6 +212,22 @@ def page_text() -> dict[str, dict[str, str]]:
     return {lang: {msgid: raw(msgid, lang).replace("`", "") for msgid in PAGE_IDS} for lang in languages()}
 
 
+def offline_worker(site: Path) -> tuple[str, bytes]:
+    """``sw.js`` for the site in ``site`` (every other file written): the build's name (a
+    hash of each file's path and content, so the same files give the same name and any
+    change a new one) and the worker, which keeps those files under that name."""
+    files = sorted(rel for rel in (p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
+                   if rel != SERVICE_WORKER)
+    template = (resources.files("autograd_kata.site") / "static" / SERVICE_WORKER).read_text(encoding="utf-8")
+    digest = hashlib.sha256(template.encode("utf-8"))  # a new worker is a new cache too
+    for rel in files:
+        digest.update(f"{rel}\0{sha256((site / rel).read_bytes())}\n".encode())
+    build_id = digest.hexdigest()[:16]
+    listed = json.dumps(["./", *files], ensure_ascii=False)  # "./": the folder's own address serves index.html
+    worker = template.replace('"__KATA_BUILD__"', json.dumps(build_id)).replace('["__KATA_FILES__"]', listed)
+    return build_id, worker.encode("utf-8")
+
+
 def build(dest: Path, root: Path, pyodide: Path, wheels: Path, editor: Path, editor_named: bool = False,
           out=print) -> dict:
     """Write the site to ``dest``; returns what ``site.json`` says."""
@@ -248,6 +267,7 @@ def build(dest: Path, root: Path, pyodide: Path, wheels: Path, editor: Path, edi
             "text": page_text(),
         }
         (staging / "site.json").write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        (staging / SERVICE_WORKER).write_bytes(offline_worker(staging)[1])
         if dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -389,6 +389,30 @@ kata.ready = ready.then(async () => {
   return true;
 }).catch((error) => { status(say("site.no_worker")); show(String(error)); throw error; });
 
+// Offline after a reload: sw.js (a service worker, scoped to this copy's folder) keeps this
+// build's files. Only over http(s) and where the browser has them; without one the page
+// works as before, online, so a failure here is not the learner's: the console has it.
+kata.offline = (async () => {
+  if (!("serviceWorker" in navigator) || !/^https?:$/.test(location.protocol)) return null;
+  try {
+    const registration = await navigator.serviceWorker.register("sw.js", { scope: "./" });
+    const worker = registration.installing || registration.waiting || registration.active;
+    await new Promise((resolve, reject) => {  // installed (every file in its cache), or failed
+      const settled = () => {
+        if (["activating", "activated"].includes(worker.state)) resolve();
+        else if (worker.state === "redundant") reject(new Error("sw.js did not install"));
+      };
+      worker.addEventListener("statechange", settled);
+      settled();
+    });
+    const names = (await caches.keys()).filter((name) => name.startsWith(`kata:${registration.scope}:`));
+    return { scope: registration.scope, caches: names };
+  } catch (error) {
+    console.warn(`no offline copy: ${error}`);
+    return null;
+  }
+})();
+
 $("stage").addEventListener("change", () => open(current()));
 $("lang").addEventListener("change", () => kata.setLang($("lang").value));
 $("check").addEventListener("click", async () => {

@@ -1,0 +1,141 @@
+"""The page offline after a reload (issue 28): its service worker (sw.js) keeps the build's files.
+
+In real headless Chromium, as test_site.py drives it (its site, server, browser and
+helpers): the page is loaded once with the server up, the server is stopped, and the
+page is reloaded: it must load, start Python and give a check's verdict with nothing
+to fetch from. Without the browser: the worker's cache is named by the built files, so
+the same files give the same name and a changed file a new one (the browser then
+replaces the old cache), and it lists every file of the site.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from test_site import Page, browser_at, deps_args, kata_cli, serve, site  # noqa: F401 - site: a fixture
+
+from autograd_kata.core.manifest import stage
+from autograd_kata.site import build as site_build
+from kit import ROOT, clone, stub
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def worker_says(folder: Path) -> tuple[str, list[str]]:
+    """What a built sw.js names: its cache's build id and the files it keeps."""
+    text = (folder / site_build.SERVICE_WORKER).read_text(encoding="utf-8")
+    build_id = re.search(r'^const BUILD = "([0-9a-f]+)";$', text, re.MULTILINE)
+    files = re.search(r"^const FILES = (\[.*\]);$", text, re.MULTILINE)
+    assert build_id and files, f"sw.js does not name its build and its files (kata site writes them):\n{text[:600]}"
+    return build_id[1], json.loads(files[1])
+
+
+def offline_ready(page: Page) -> dict:
+    """Once the page's service worker has installed (every file in its cache): its scope and caches."""
+    kept = page.call("window.kata.offline")
+    assert kept, "the page registered no service worker (window.kata.offline is null): a reload offline would fail"
+    return kept
+
+
+def stopped(url: str) -> bool:
+    import urllib.error
+    import urllib.request
+    try:
+        urllib.request.urlopen(url + "site.json", timeout=5)  # noqa: S310 - our own 127.0.0.1 server
+    except (urllib.error.URLError, OSError):
+        return True
+    return False
+
+
+def test_a_reload_with_the_server_stopped_still_loads_the_page_python_and_a_check(site):  # noqa: F811
+    url, stop = serve(site)
+    try:
+        with browser_at(url) as page:
+            kept = offline_ready(page)
+            build_id, _ = worker_says(site)
+            assert kept["scope"] == url, "the worker's scope is the site's own folder"
+            assert kept["caches"] == [f"kata:{url}:{build_id}"], kept
+            page.set_source(1, stub(1))
+            online = page.check(1)
+            stop()
+            stop = None
+            assert stopped(url), "the server still answers: this test would prove nothing"
+            page.driver.refresh()
+            try:  # the page, its editor, Pyodide, the wheels and the kata: all from the cache
+                page.ready()
+            except AssertionError as error:
+                raise AssertionError("the reloaded page did not start with the server stopped: sw.js did not "
+                                     f"answer from its cache ({error})") from None
+            assert page.call("Boolean(navigator.serviceWorker.controller)"), "the reloaded page has no service worker"
+            assert page.call("window.kata.shown()") == stub(1), "stage 1 opened, with the text saved before"
+            offline = page.check(1)
+            assert offline["passed"] is False and offline["text"], offline
+            assert offline == online, "the same code, the same verdict, with or without the server"
+            missing = page.call("fetch('not-a-file-of-the-site.txt').then((r) => r.status, (e) => 'failed')")
+            assert missing == "failed", "a file the site does not have came from somewhere: the server is not stopped"
+    finally:
+        if stop is not None:
+            stop()
+
+
+def test_two_copies_on_one_origin_keep_their_own_files(site, tmp_path):  # noqa: F811
+    """Every project site of one GitHub account shares one origin: each copy's worker answers
+    only in its own folder, from its own cache."""
+    for name in ("one", "two"):
+        shutil.copytree(site, tmp_path / name)
+    marker = "/* the second copy */\n"
+    style = tmp_path / "two" / "style.css"
+    style.write_text(marker + style.read_text(encoding="utf-8"), encoding="utf-8")
+    root_url, stop = serve(tmp_path)
+    try:
+        with browser_at(root_url + "one/") as page:
+            kept = {"one": offline_ready(page)}
+            page.driver.get(root_url + "two/index.html")
+            page.ready()
+            kept["two"] = offline_ready(page)
+            build_id, _ = worker_says(site)
+            for name, seen in kept.items():
+                assert seen["scope"] == f"{root_url}{name}/", seen
+                assert seen["caches"] == [f"kata:{root_url}{name}/:{build_id}"], seen
+            stop()
+            stop = None
+            assert stopped(root_url + "one/")
+            for name in ("one", "two"):
+                page.driver.get(f"{root_url}{name}/index.html")
+                page.ready()
+                css = page.call("fetch('style.css').then((r) => r.text())")
+                assert css.startswith(marker) == (name == "two"), f"copy {name} was served the other copy's style.css"
+    finally:
+        if stop is not None:
+            stop()
+
+
+# ---------------------------------------------------------------- the cache's name, without a browser
+
+
+def test_the_cache_is_named_by_the_built_files_the_same_files_the_same_name(site, tmp_path):  # noqa: F811
+    again = tmp_path / "again"
+    proc = kata_cli("site", again, *deps_args(), cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (again / "sw.js").read_bytes() == (site / "sw.js").read_bytes(), \
+        "two builds of the same files wrote two service workers: every reload would fill a new cache"
+    build_id, files = worker_says(site)
+    on_disk = sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
+    assert sorted(files) == sorted(["./", *(name for name in on_disk if name != "sw.js")]), \
+        "sw.js must keep every file of the site (a file it misses fails a start offline)"
+    assert {"index.html", "kata.js", "worker.js", "editor.mjs", "kata.zip", "pyodide/pyodide.asm.wasm"} <= set(files)
+    assert {f"wheels/{name}" for name in site_build.WHEELS} <= set(files)
+
+    changed = clone(tmp_path / "changed")
+    hint = changed / stage(1).hint_file("en")
+    hint.write_text(hint.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    rebuilt = tmp_path / "rebuilt"
+    proc = kata_cli("site", rebuilt, *deps_args(), cwd=changed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    new_id, _ = worker_says(rebuilt)
+    assert (rebuilt / "kata.zip").read_bytes() != (site / "kata.zip").read_bytes(), "the change reached the site"
+    assert new_id != build_id, "a build with a changed file kept the old cache's name: learners would keep old files"
+
