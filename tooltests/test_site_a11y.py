@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from test_site import DEPS, Page, _missing, browser_at, looping_stage_5, serve, site  # noqa: F401 - site: a fixture
 
+from autograd_kata.core.i18n import t_in
 from kit import reference, stub
 
 pytestmark = pytest.mark.timeout(300)
@@ -133,3 +134,143 @@ def test_axe_finds_no_wcag_22_aa_violation_when_a_stage_hangs(page, axe_js):
     page.set_source(5, stub(5))
     page.open(1)
     assert found == [], f"axe-core {AXE_VERSION}, WCAG 2.2 AA, a hang in stage 5 (line {line} marked):\n{told(found)}"
+
+
+# ---------------------------------------------------------------- the keyboard
+
+
+def focused(page: Page) -> dict:
+    """What has the focus, and the ring drawn for it: the element's own outline or, in the editor,
+    the frame over the editor's pane (#code's ::after: an outline there would be under the
+    gutters and the text)."""
+    return page.call("(() => { const e = document.activeElement; const code = e.closest('#code');"
+                     " const style = code ? getComputedStyle(code, '::after') : getComputedStyle(e);"
+                     " const side = code ? 'borderTop' : 'outline';"
+                     " return {id: e.id || (e.closest('#editor') ? 'editor' : e.tagName.toLowerCase()),"
+                     " outline: style[side + 'Style'], width: parseFloat(style[side + 'Width']) || 0,"
+                     " color: style[side + 'Color']}; })()")
+
+
+def press(page: Page, *keys):
+    """Real key events to whatever has the focus (selenium's ActionChains)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    chain = ActionChains(page.driver)
+    for key in keys:
+        chain.send_keys(key)
+    chain.perform()
+
+
+def seen(ring: dict) -> bool:
+    """A ring one can see: an outline of 2 px or more (the browser's own is 1 px, and none on
+    the editor), not transparent."""
+    return ring["outline"] not in ("none", "hidden") and ring["width"] >= 2 and not ring["color"].endswith(", 0)")
+
+
+def test_tab_reaches_every_control_and_each_shows_a_focus_ring(page):
+    """From the top of the page, Tab by Tab: the language, the stage, each enabled button, the
+    explorer link, the editor (left by Escape, then Tab) and the output, each with a ring."""
+    from selenium.webdriver.common.keys import Keys
+    page.open(1)
+    page.set_source(1, stub(1))
+    before = page.call("window.kata.shown()")
+    page.call("(document.activeElement.blur(), window.scrollTo(0, 0), true)")
+    page.driver.find_element("css selector", "header h1").click()  # where the next Tab starts from
+    stops = []
+    for _ in range(12):
+        press(page, Keys.TAB)
+        now = focused(page)
+        stops.append(now)
+        if now["id"] == "editor":
+            press(page, Keys.ESCAPE, Keys.TAB)
+            stops.append(focused(page))
+            break
+    order = [stop["id"] for stop in stops]
+    assert order == ["lang", "stage", "check", "hint", "diff", "reset", "download", "explore", "editor", "out"], \
+        f"Tab from the top went {order} (Restore is off: nothing kept yet)"
+    unseen = [stop for stop in stops if not seen(stop)]
+    assert unseen == [], f"focused with no visible ring (an outline of 2 px or more): {unseen}"
+    assert page.call("window.kata.shown()") == before, "leaving the editor typed nothing into it"
+
+
+def test_check_pressed_from_the_keyboard_leaves_the_focus_on_check(page):
+    """The button is off during the run (one run at a time), which drops the focus to the page's
+    body; when the run ends the focus is back on Check, ringed, for the next press."""
+    from selenium.webdriver.common.keys import Keys
+    page.open(1)
+    for key, source in ((Keys.ENTER, reference(1)), (Keys.SPACE, stub(1))):
+        page.set_source(1, source)
+        checks = page.call("window.kata.timings.checks.length")
+        page.call("(document.querySelector('#stage').focus(), true)")
+        press(page, Keys.TAB)
+        assert focused(page)["id"] == "check"
+        press(page, key)
+        assert page.call("(async () => { for (let i = 0; i < 1200 && window.kata.timings.checks.length === args[0];"
+                         " i++) await new Promise((r) => setTimeout(r, 100));"
+                         " return window.kata.timings.checks.length; })()", checks) == checks + 1, \
+            f"{key!r} on Check ran no check within 120 s"
+        verdict = page.call("document.querySelector('#out').className")
+        assert verdict == ("passed" if source == reference(1) else "failed")
+        after = page.call("(async () => { for (let i = 0; i < 50 && document.activeElement.id !== 'check'; i++)"
+                          " await new Promise((r) => setTimeout(r, 100)); return true; })()") and focused(page)
+        assert after["id"] == "check", f"after a check pressed from the keyboard the focus is on {after['id']}"
+        assert seen(after), f"Check has the focus but no visible ring: {after}"
+
+
+def test_the_editor_says_beside_it_how_to_leave_it_and_escape_then_tab_does(page):
+    """Tab alone indents in the editor (focus stays); Escape, then Tab, leaves it. A line by the
+    editor says so, and the editor names that line (aria-describedby) for a screen reader."""
+    from selenium.webdriver.common.keys import Keys
+    page.open(1)
+    page.set_source(1, stub(1))
+    keys_line = page.driver.find_element("id", "keys")
+    assert keys_line.is_displayed() and keys_line.text == t_in("en", "site.editor_keys")
+    box = page.call("(() => { const k = document.querySelector('#keys').getBoundingClientRect();"
+                    " const e = document.querySelector('#editor').getBoundingClientRect();"
+                    " return {gap: e.top - k.bottom, overlap: Math.min(k.right, e.right) - Math.max(k.left, e.left),"
+                    " described: document.querySelector('#editor .cm-content').getAttribute('aria-describedby')}; })()")
+    assert 0 <= box["gap"] < 20 and box["overlap"] > 100, f"the line is not by the editor: {box}"
+    assert box["described"] == "keys"
+    page.driver.find_element("css selector", "#editor .cm-content").click()
+    # a key first: CodeMirror lets Tab out for 2 s after an Escape (an earlier test's), until a key
+    press(page, Keys.END, Keys.TAB)
+    assert focused(page)["id"] == "editor", "Tab alone stays in the editor"
+    assert page.call("window.kata.shown()") != stub(1), "and indents"
+    page.set_source(1, stub(1))
+    press(page, Keys.ESCAPE)
+    assert page.call("document.querySelector('#note').textContent") == t_in("en", "site.escape_tab").replace("`", "")
+    press(page, Keys.TAB)
+    assert focused(page)["id"] == "out", "Escape, then Tab leaves the editor for the output"
+    assert page.call("window.kata.shown()") == stub(1)
+
+
+def test_the_plain_text_box_passes_axe_and_escape_then_tab_leaves_it_too(tmp_path, axe_js):
+    """A site built without the editor bundle: the text box is in the same landmarks, names the
+    same line, and lets the keyboard out the same way (Tab alone indents)."""
+    from selenium.webdriver.common.keys import Keys
+    from test_site import ROOT, deps_args, have_deps, run
+    if not have_deps():
+        _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
+    folder = tmp_path / "site"
+    proc = run(["kata", "site", folder, *deps_args(codemirror=False)], cwd=ROOT,
+               env={"KATA_SITE_DEPS": str(tmp_path / "no-deps"), "KATA_LANG": ""})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    url, stop = serve(folder)
+    try:
+        with browser_at(url) as plain:
+            assert plain.call("window.kata.editor()") == "plain"
+            plain.set_source(1, stub(1))
+            assert plain.check(1)["passed"] is False
+            found = violations(plain, axe_js)
+            assert found == [], f"axe-core {AXE_VERSION}, WCAG 2.2 AA, the plain text box:\n{told(found)}"
+            assert plain.call("document.querySelector('#editor textarea').getAttribute('aria-describedby')") == "keys"
+            plain.driver.find_element("css selector", "#editor textarea").click()
+            press(plain, Keys.TAB)
+            ring = focused(plain)
+            assert ring["id"] == "editor" and seen(ring), ring
+            assert plain.call("window.kata.shown()") != stub(1), "Tab alone indents"
+            plain.set_source(1, stub(1))
+            press(plain, Keys.ESCAPE, Keys.TAB)
+            assert focused(plain)["id"] == "out", "Escape, then Tab leaves the text box for the output"
+            assert plain.call("window.kata.shown()") == stub(1)
+    finally:
+        stop()

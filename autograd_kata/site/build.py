@@ -84,7 +84,7 @@ PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", 
             "site.running", "site.saved", "site.reset_done", "site.restore", "site.no_worker",
             "site.restarted", "site.versions", "site.local", "site.not_here",
             "site.no_backup", "site.plain_editor", "site.locked", "site.checking", "site.restarting",
-            "site.other_tab", "site.recursion", "site.no_result", "site.escape_tab", "site.output",
+            "site.other_tab", "site.recursion", "site.no_result", "site.escape_tab", "site.editor_keys", "site.output",
             "hang.prefix", "hang.whole_run")
 
 

@@ -162,12 +162,14 @@ window.addEventListener("storage", (event) => {
   $("restore").disabled = Boolean(running);
 });
 
-// The box the learner types in: CodeMirror's, an editable element without a tabindex,
-// gets one, so that axe (and a browser) counts its scrolling pane as reachable by Tab.
+// The box the learner types in, for the keyboard and screen readers: it names the line
+// that tells how to leave it (#keys), and CodeMirror's, an editable element without a
+// tabindex, gets one, so that axe (and a browser) counts its scrolling pane as reachable.
 const typedIn = $("editor").querySelector(".cm-content, textarea");
+typedIn.setAttribute("aria-describedby", "keys");
 if (!typedIn.hasAttribute("tabindex")) typedIn.tabIndex = 0;
 
-// Escape then Tab leaves the editor (Tab alone indents): the page says so, once each time.
+// Escape then Tab leaves the editor (Tab alone indents): #keys says it, the note too, once each time.
 $("editor").addEventListener("keydown", (event) => {
   if (event.key === "Escape") tell(say("site.escape_tab"));
 }, true);

@@ -50,8 +50,11 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
     code.style.width = `${Math.max(code.scrollWidth, parent.clientWidth)}px`;
   }
   code.addEventListener("input", () => { mark.hidden = true; onChange(code.value); paint(); });
+  let escaped = false;  // Escape, then Tab: the focus leaves the box (Tab alone indents), as in CodeMirror
   code.addEventListener("keydown", (event) => {
-    if (event.key === "Tab" && !event.shiftKey) {
+    const leaving = escaped;
+    escaped = event.key === "Escape";
+    if (event.key === "Tab" && !event.shiftKey && !leaving) {
       event.preventDefault();
       code.setRangeText("    ", code.selectionStart, code.selectionEnd, "end");
       code.dispatchEvent(new Event("input"));
