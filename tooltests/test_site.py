@@ -443,7 +443,7 @@ def test_a_classic_mistake_in_stage_5_is_named_as_kata_check_5_names_it(page, te
     got = page.check(5)
     assert got["passed"] is False
     said = terminal_says(terminal, 5, source, "check", "5")
-    assert failure_block(got["text"]) == failure_block(said)
+    assert failure_block(got["text"]) == failure_block(on_the_page(said, 5))
     assert mistake.phrase in got["text"]
 
 
