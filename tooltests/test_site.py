@@ -625,6 +625,21 @@ def test_download_gives_the_learners_exercises(page):
     assert archive.read(stage(3).source("exercises")).decode("utf-8") == mine
 
 
+def test_after_download_the_page_says_what_it_gave(page):
+    """The browser may save the zip without a word: the page's status line under the buttons
+    names the file and what is in it, as a learner presses Download."""
+    page.call("(() => { document.querySelector('#note').textContent = ''; return true; })()")
+    page.driver.find_element("id", "download").click()
+    said = page.call("(async () => { for (let i = 0; i < 300; i++) { const n = document.querySelector('#note');"
+                     " if (n.textContent) return [n.textContent, n.getAttribute('role')];"
+                     " await new Promise((r) => setTimeout(r, 100)); } return null; })()")
+    data = page.call("window.kata.lastDownload()")
+    names = [Path(name).name for name in zipfile.ZipFile(__import__("io").BytesIO(bytes(data))).namelist()]
+    assert {Path(s.source("exercises")).name for s in STAGES} <= set(names)
+    want = t_in("en", "site.downloaded", file="exercises.zip", files=", ".join(names)).replace("`", "")
+    assert said == [want, "status"], f"after Download the page said {said!r}, not {want!r}"
+
+
 def test_a_reload_keeps_the_source_and_a_new_visitor_gets_the_browsers_language(page):
     mine = stub(4).replace('"""', '"""Mine. ', 1)
     page.set_source(4, mine)

@@ -290,10 +290,15 @@ def put_progress(text: str) -> None:
     path.write_text(text or "{}", encoding="utf-8")
 
 
+def download_names() -> list[str]:
+    """What ``download`` puts in its zip, as the page names it after a download."""
+    return [f"exercises/{path.name}" for path in sorted((ROOT / "exercises").glob("*.py"))]
+
+
 def download() -> bytes:
     """The learner's ``exercises/`` as a zip, for ``kata grade`` or Gradescope."""
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted((ROOT / "exercises").glob("*.py")):
-            archive.write(path, f"exercises/{path.name}")
+        for name in download_names():
+            archive.write(ROOT / name, name)
     return data.getvalue()

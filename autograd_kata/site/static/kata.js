@@ -353,11 +353,14 @@ const kata = {
     await kata.ready;
     await call("sources", [sources()]);
     const data = await call("download");
+    const names = await call("download_names");
     lastDownload = data;
     const link = document.createElement("a");
     link.href = URL.createObjectURL(new Blob([data], { type: "application/zip" }));
     link.download = "exercises.zip";
     link.click();
+    // the browser may save it without a word: the page says what it gave, under the buttons
+    tell(say("site.downloaded", { file: link.download, files: names.map((name) => name.split("/").pop()).join(", ") }));
     return data.length;
   },
   async setLang(code) {
