@@ -358,7 +358,45 @@ def test_the_stage_1_stub_fails_with_what_kata_check_1_says(page, terminal):
     assert got["passed"] is False
     said = terminal_says(terminal, 1, None, "check", "1")
     assert failure_block(got["text"])[:2] == failure_block(said)[:2]
-    assert got["text"] == said, "the same code makes the same lines"
+    assert got["text"] == on_the_page(said, 1), "the same code makes the same lines"
+
+
+def on_the_page(said: str, n: int) -> str:
+    """The terminal's report as the page words it: its own advice in place of `kata check N --all`."""
+    terminal, page = t_in("en", "check.fold_all", n=n), t_in("en", "site.fold_all", n=n)
+    return said.replace(terminal, page)
+
+
+def test_the_page_advises_no_command_it_does_not_have(page, terminal):
+    """`kata check N --all` has no button in the page: where the terminal's report advises it
+    (every failure in full), the page gives its own advice, and the terminal keeps its own."""
+    page.set_source(2, stub(2))  # two kinds of failure: the report folds the second
+    got = page.check(2)["text"]
+    said = terminal_says(terminal, 2, None, "check", "2")
+    assert t_in("en", "check.fold_all", n=2) in said, "the terminal's report no longer folds the stub's failures"
+    assert "--all" not in got, f"the page advises a command it does not have:\n{got}"
+    assert got.splitlines()[-3] == "  " + t_in("en", "site.fold_all", n=2), got
+    assert got == on_the_page(said, 2), "but for that advice, the terminal's lines"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_every_message_that_advises_all_has_the_pages_own_words(lang):
+    """Any message of the catalogue that names `--all` can reach the page's report (a test's
+    message, the report's folds): each has its page words in site/inpage.py's PAGE_WORDS,
+    and none of those names a command the page does not have."""
+    from autograd_kata.core import i18n
+    from autograd_kata.site import inpage
+    advising = {msgid for msgid, text in i18n.MESSAGES.catalogue(lang).messages.items()
+                if "--all" in (text if isinstance(text, str) else " ".join(text))}
+    assert advising, "no message names --all: the terminal's advice is gone, or this test looks in the wrong place"
+    assert advising <= set(inpage.PAGE_WORDS), \
+        f"{sorted(advising - set(inpage.PAGE_WORDS))} advise --all, which the page has not: give each page words"
+    with inpage.page_words():
+        for msgid in inpage.PAGE_WORDS:
+            page_text = i18n.MESSAGES.raw(msgid, lang, 2)
+            assert "--all" not in page_text and "kata check" not in page_text, (msgid, page_text)
+            assert "`" not in page_text, f"{msgid} ({lang}): the page shows backticks as they are"
+    assert "--all" in i18n.MESSAGES.raw("check.fold_all", lang, 2), "after page_words the terminal's words are back"
 
 
 @pytest.mark.parametrize("n", [s.number for s in STAGES])
@@ -405,7 +443,7 @@ def test_a_classic_mistake_in_stage_5_is_named_as_kata_check_5_names_it(page, te
     got = page.check(5)
     assert got["passed"] is False
     said = terminal_says(terminal, 5, source, "check", "5")
-    assert failure_block(got["text"]) == failure_block(said)
+    assert failure_block(got["text"]) == failure_block(on_the_page(said, 5))
     assert mistake.phrase in got["text"]
 
 

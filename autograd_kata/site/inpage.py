@@ -16,6 +16,8 @@ the terminal command it stands for and returns the text that command prints:
   from ``sys.modules``, so an edit is always what is tested.
 * ``hint(n, lang)`` is ``kata hint N``; ``diff_previous(n, lang)`` is ``kata diff N --previous``:
   the commands' own functions too, their output captured.
+* One difference, in words only: where the terminal's report advises a command the page
+  does not have (``kata check N --all``), the page says its own advice (``PAGE_WORDS``).
 * ``stub(n)`` is the stage's pristine stub (what ``kata reset N`` puts back);
   ``download()`` zips the learner's ``exercises/`` for submission.
 """
@@ -38,6 +40,13 @@ if TYPE_CHECKING:
 
 ROOT = Path("/kata")
 KEEP = ("autograd_kata",)  # the tool: never edited by the learner, kept imported between runs
+# The terminal's words that advise a command the page does not have (``kata check N
+# --all``), and the page's own words in their place (``page_words``); the terminal keeps its own.
+PAGE_WORDS = {
+    "check.fold_all": "site.fold_all",
+    "check.more_lines": "site.more_lines",
+    "s8.one_wide_not_alone": "site.s8_one_wide_not_alone",
+}
 
 
 class _Captured(io.StringIO):
@@ -171,6 +180,25 @@ def _swap_processes() -> None:
     numbers.feel = feel
 
 
+@contextlib.contextmanager
+def page_words():
+    """Within it, every message of ``PAGE_WORDS`` is said in the page's words instead, however
+    it is reached (the report's own ``t``, a test's message said again in the learner's
+    language): the catalogue's one lookup is the page's for that time, then the terminal's again."""
+    from autograd_kata.core import i18n
+    messages = i18n.MESSAGES
+    terminal = messages.raw
+
+    def raw(msgid: str, lang: str, n: int | None = None) -> str:
+        return terminal(PAGE_WORDS.get(msgid, msgid), lang, n)
+
+    messages.raw = raw  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del messages.raw
+
+
 def command(call, lang: str | None = None) -> tuple[int, str]:
     """A learner's command (``learner.commands``) as ``kata`` runs it: in the
     language chosen as ``cli.main`` chooses it (``i18n.setup``), with the two
@@ -182,7 +210,7 @@ def command(call, lang: str | None = None) -> tuple[int, str]:
     language(lang)
     i18n.setup(None, stream=_Captured())
     printed = _Captured()
-    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), page_words():
         code = call()
     return int(code or 0), printed.getvalue().rstrip("\n")
 
