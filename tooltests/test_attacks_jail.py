@@ -208,6 +208,31 @@ def test_a_module_dropped_on_the_judges_path_and_the_hidden_seed_are_out_of_reac
     assert all(g["total"] > 1 for g in data["stages"])  # the judge's own tests ran, not a shadow's
 
 
+
+JUDGE_SEES = r"""
+import os, sys
+block = open("/proc/self/environ", "rb").read()
+import autograd_kata.classroom.grading.plugin  # what -p does first in a judge
+print(b"8675309" in block, os.environ.get("KATA_HIDDEN_SEED"))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_the_hidden_seed_is_never_in_a_judges_environment_block_and_still_reaches_its_tests(tmp_path):
+    """/proc/<judge>/environ is the environment as it was at exec, readable by any process of the
+    judge's uid until the judge turns not dumpable (a sandbox of the grading user, in mode none):
+    the seed comes through a socket instead, read once the judge is not dumpable, and the tests
+    see it in os.environ all the same."""
+    from autograd_kata.classroom.grading import judging
+    env = {**os.environ, "KATA_HIDDEN_SEED": "8675309", "PYTHONPATH": os.pathsep.join(sys.path)}
+    log = tmp_path / "judge.log"
+    run = judging._run([sys.executable, "-c", JUDGE_SEES], tmp_path, env, 60, log)
+    assert run.returncode == 0, run.output
+    in_block, seen = run.output.split()[:2]
+    assert in_block == "False", "the seed was in the judge's environment block: " + run.output
+    assert seen == "8675309", "the judge's tests would not see the seed: " + run.output
+
+
 # --- a read-only remount the kernel refuses ----------------------------------------------------
 
 needs_mount_namespace = pytest.mark.skipif(FOUND.mode not in ("namespaces", "userns"),

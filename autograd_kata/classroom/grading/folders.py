@@ -122,6 +122,10 @@ def prepare_stage(stage: Stage, submission: Path, folder: Path) -> StageGrade:
     return grade
 
 
+#: the judge's end of the socket its hidden seed comes through (judging._run, plugin._receive_hidden_seed)
+SEED_FD = "KATA_HIDDEN_SEED_FD"
+
+
 def judge_env(scratch: Path, extra: dict) -> dict:
     """The judge's environment: a few of ours, the tool alone on its path (a link in
     ``scratch``), English, the hidden seed and the jail's settings from ``extra``."""

@@ -12,8 +12,9 @@ Two processes per stage, one direction of trust (see README, "For instructors"):
   ``conftest.py`` and ``pyproject.toml`` (private copies, in a 0700 folder of
   the grader's), with ``--sandbox=<stage folder>``: it never imports submitted
   code, and it writes the results (``autograd_kata.core.results.channel``) into its
-  private folder.  Its environment holds a fresh ``KATA_HIDDEN_SEED`` (never
-  a command line: those are world-readable), which turns on the hidden checks;
+  private folder.  It gets a fresh hidden seed (never on a command line, which is
+  world-readable, nor in its environment block: through a socket, ``judging._run``), which
+  turns on the hidden checks;
 * the **sandbox**: started by the judge through ``jail.launcher``; it imports
   only the submitted ``exercises/stageNN_*.py`` of that stage, from a stage
   folder that holds nothing else, and answers the judge's questions with data.

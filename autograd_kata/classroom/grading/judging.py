@@ -7,14 +7,16 @@ runs submitted code, and a sandbox that cannot start ends it with ``SANDBOX_FAIL
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograd_kata.classroom.grading.folders import judge_folder
+from autograd_kata.classroom.grading.folders import SEED_FD, judge_folder
 from autograd_kata.classroom.grading.report import StageGrade, fill, grader_failed, not_passed, say
 from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.manifest import Stage
@@ -51,10 +53,27 @@ class _Run:
 
 def _run(args, cwd: Path, env: dict, timeout: float, log: Path) -> _Run:
     start = time.monotonic()
+    env, seed, ends = dict(env), env.get("KATA_HIDDEN_SEED"), None
+    if seed is not None and os.name == "posix":
+        # Not in the judge's environment: /proc/<judge>/environ is that block as it was at exec,
+        # readable by any process of its uid until the judge turns not dumpable, and without uid
+        # isolation (mode none) a sandbox of the grading user is one.  A socket cannot be opened
+        # through /proc/<pid>/fd, so only the judge reads it, once it is not dumpable (plugin.py).
+        ends = socket.socketpair()
+        del env["KATA_HIDDEN_SEED"]
+        env[SEED_FD] = str(ends[1].fileno())
     with open(log, "wb") as sink:
         proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
                                 stderr=subprocess.STDOUT, start_new_session=True,
+                                pass_fds=(ends[1].fileno(),) if ends else (),
                                 preexec_fn=jail.die_with_parent)  # a killed grader takes its judges along
+        if ends:
+            ends[1].close()
+            with ends[0]:
+                try:
+                    ends[0].sendall(str(seed).encode())  # a few bytes: the socket's buffer holds them
+                except OSError:
+                    pass  # a judge that is gone already: its run says so
         timed_out = False
         try:
             proc.wait(timeout=timeout)

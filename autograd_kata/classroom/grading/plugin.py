@@ -20,12 +20,37 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 
 import pytest
 
+from autograd_kata.classroom.grading.folders import SEED_FD
+from autograd_kata.classroom.sandbox import jail
 from autograd_kata.core.i18n import t
 from autograd_kata.core.results.verdicts import not_run
+
+
+def _receive_hidden_seed() -> None:
+    """The hidden seed, from the grader's socket (judging._run), into this process's
+    ``os.environ`` before the tests' modules read it: first this process turns not dumpable,
+    so nothing of its uid can read its memory once the seed is in it.  A socket given and no
+    seed through it is the grader's failure: the judge stops, and its stages are not graded."""
+    fd = os.environ.pop(SEED_FD, None)
+    if fd is None:
+        return
+    jail.not_dumpable()
+    with socket.socket(fileno=int(fd)) as end:
+        end.settimeout(60)
+        seed = b""
+        while chunk := end.recv(64):
+            seed += chunk
+    if not seed.strip().isdigit():
+        raise pytest.UsageError(f"the judge got no hidden seed from the grader ({seed[:40]!r})")
+    os.environ["KATA_HIDDEN_SEED"] = seed.decode()
+
+
+_receive_hidden_seed()  # at import: -p loads this plugin before any conftest or test module
 
 
 def pytest_addoption(parser):

@@ -248,7 +248,11 @@ def child(plan: Plan, ids: tuple[int, int] | None, why: int | None = None) -> No
 
 
 def _confine(plan: Plan, ids: tuple[int, int] | None) -> None:
-    prctl(PR_SET_DUMPABLE, 1)  # the judge is not (not_dumpable); a user namespace's maps need it
+    if plan.mode == "userns":
+        # the judge is not dumpable (not_dumpable), nor this child of it until it execs: its memory
+        # is the judge's, hidden seed and all, and a sandbox of the same uid (mode none) would read
+        # it through /proc.  Only a user namespace's maps need it, and there no one of the uid sees it
+        prctl(PR_SET_DUMPABLE, 1)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the judge dies: this process and its namespace die too
     os.setsid()
     # the same addresses on every run (no ASLR for what it execs): code whose answer depends on
