@@ -374,6 +374,30 @@ def test_the_sweep_removes_only_a_dead_graders_folder(tmp_path):
     assert folders.sweep(str(tmp_path)) == ["kata-grade-live"]  # its grader is gone now
 
 
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="flock is POSIX's; graders are Linux")
+def test_a_grading_that_starts_while_another_is_locking_its_folder_leaves_it(tmp_path, monkeypatch):
+    """Measured (.ci/jail-setups, three gradings at once): one grading's start swept another's
+    folder away ("the grader failed: FileNotFoundError") because the lock file existed, unlocked,
+    between its making and its locking.  Here a sweep runs in exactly that moment: the folder stays."""
+    import fcntl
+
+    from autograd_kata.classroom.grading import folders
+    live = tmp_path / "kata-grade-starting"
+    live.mkdir()
+    swept, real = [], fcntl.flock
+
+    def sweep_first(fd, op):
+        if op == fcntl.LOCK_EX and not swept:  # the holder's lock, not the sweep's (LOCK_NB)
+            swept.append(folders.sweep(str(tmp_path)))
+        return real(fd, op)
+    monkeypatch.setattr(fcntl, "flock", sweep_first)
+    with folders.hold(live):
+        assert swept == [[]] and live.is_dir(), swept
+        monkeypatch.setattr(fcntl, "flock", real)
+        assert folders.sweep(str(tmp_path)) == [] and live.is_dir()
+
+
 def _scratch_of(judge: int) -> Path:
     with open(f"/proc/{judge}/cmdline", "rb") as f:
         results = next(a for a in f.read().split(b"\0") if a.startswith(b"--kata-results="))

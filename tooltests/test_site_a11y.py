@@ -274,3 +274,57 @@ def test_the_plain_text_box_passes_axe_and_escape_then_tab_leaves_it_too(tmp_pat
             assert plain.call("window.kata.shown()") == stub(1)
     finally:
         stop()
+
+
+# ---------------------------------------------------------------- a phone
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+
+def verdict_box(page: Page) -> dict:
+    """Where #out's first line (the verdict) is drawn, and the window's and #out's visible boxes,
+    once it is in both (the page scrolls in the frames after the result) or after 10 s."""
+    return page.call("(async () => { let box; for (let i = 0; i < 100; i++) {"
+                     " const out = document.querySelector('#out'); const text = out.firstChild;"
+                     " const first = out.textContent.split('\\n')[0]; const range = document.createRange();"
+                     " range.setStart(text, 0); range.setEnd(text, first.length);"
+                     " const line = range.getClientRects()[0]; const pane = out.getBoundingClientRect();"
+                     " box = {first, top: line.top, bottom: line.bottom, pane_top: pane.top, pane_bottom: pane.bottom,"
+                     " height: window.innerHeight};"
+                     " if (box.top >= 0 && box.bottom <= box.height && box.top >= box.pane_top"
+                     " && box.bottom <= box.pane_bottom) return box;"
+                     " await new Promise((r) => setTimeout(r, 100)); } return box; })()")
+
+
+def test_on_a_phone_check_brings_its_verdict_into_view(page, axe_js):
+    """At 390x844 the output is under the editor, below the fold: after Check (a tap), the
+    verdict's line is on the screen, also when the output pane was scrolled down before; and
+    axe finds nothing there either."""
+    page.open(1)
+    page.set_source(1, stub(1))
+    page.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    try:
+        assert page.call("window.innerWidth") == PHONE["width"]
+        for source, passed in ((stub(1), False), (reference(1), True)):
+            page.set_source(1, source)
+            page.call("(document.querySelector('#out').scrollTop = 1e6, window.scrollTo(0, 0), true)")
+            below = page.call("document.querySelector('#out').getBoundingClientRect().top")
+            assert below > PHONE["height"], f"the output starts at y={below}: not below the fold, nothing to test"
+            checks = page.call("window.kata.timings.checks.length")
+            page.driver.find_element("id", "check").click()
+            assert page.call("(async () => { for (let i = 0; i < 1200 && window.kata.timings.checks.length === args[0];"
+                             " i++) await new Promise((r) => setTimeout(r, 100));"
+                             " return window.kata.timings.checks.length; })()", checks) == checks + 1
+            assert page.call("document.querySelector('#out').className") == ("passed" if passed else "failed")
+            seen_at = verdict_box(page)
+            assert "Stage 1 - " in seen_at["first"], seen_at
+            assert 0 <= seen_at["top"] and seen_at["bottom"] <= seen_at["height"], \
+                f"after Check the verdict is off the screen: {seen_at}"
+            assert seen_at["pane_top"] <= seen_at["top"] and seen_at["bottom"] <= seen_at["pane_bottom"], \
+                f"the verdict is scrolled out of the output pane: {seen_at}"
+        found = violations(page, axe_js)
+        assert found == [], f"axe-core {AXE_VERSION}, WCAG 2.2 AA, at 390x844 after a pass:\n{told(found)}"
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        page.set_source(1, stub(1))

@@ -33,9 +33,12 @@ def hold(scratch: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    fd = os.open(scratch / HELD, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    # locked under another name, then named: a grading starting beside it (its sweep) never finds
+    # the lock file unlocked, between its making and its locking, and removes the live folder
+    fd = os.open(scratch / (HELD + ".new"), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        os.replace(scratch / (HELD + ".new"), scratch / HELD)
         yield
     finally:
         os.close(fd)

@@ -180,6 +180,7 @@ const current = () => Number($("stage").value || 1);
 function show(text, passed = null) {
   const out = $("out");
   out.textContent = text;
+  out.scrollTop = 0;  // a new text is read from its first line
   out.className = passed === null ? "" : passed ? "passed" : "failed";
 }
 
@@ -312,7 +313,9 @@ const kata = {
       $("out").removeAttribute("aria-busy");
       show(result.text, result.passed);
       editor.showLine(result.line || null);  // where the first failure stopped in the learner's code
-      $("out").scrollIntoView({ block: "nearest" });  // on a phone the verdict is below the editor
+      // on a phone the verdict is below the editor: brought into view after CodeMirror's scroll to
+      // the marked line, which moves the window too (it runs in the next frame)
+      requestAnimationFrame(() => requestAnimationFrame(() => $("out").scrollIntoView({ block: "nearest" })));
     }
     return { passed: Boolean(result.passed), text: result.text, line: result.line ?? null };
   },
@@ -420,7 +423,8 @@ $("stage").addEventListener("change", () => open(current()));
 $("lang").addEventListener("change", () => kata.setLang($("lang").value));
 $("check").addEventListener("click", async () => {
   await kata.check();
-  if (document.activeElement === document.body || document.activeElement === $("check")) $("check").focus();
+  // the focus back on Check (a keyboard's press), where it was: not scrolled to, the verdict is
+  if (document.activeElement === document.body || document.activeElement === $("check")) $("check").focus({ preventScroll: true });
 });
 $("hint").addEventListener("click", () => kata.hint());
 $("diff").addEventListener("click", () => kata.diffPrevious());
