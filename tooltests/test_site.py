@@ -615,6 +615,25 @@ def test_reset_puts_the_stub_back_and_keeps_the_old_text(page):
     assert page.call("window.kata.getSource(2)") == mine
 
 
+def test_restore_says_when_the_text_was_kept_in_the_learners_own_time(page):
+    """A backup kept at 03:04 UTC, restored in Tokyo (UTC+9): the page says 12:04, the
+    learner's clock, not the stored UTC stamp."""
+    mine = reference(2) + "\n# kept in the morning\n"
+    kept = [{"when": "2026-01-02T03:04:05.000Z", "text": mine}]
+    page.call("(() => { localStorage.setItem(window.kata.storeKey('backup:2'), args[0]); return true; })()",
+              json.dumps(kept))
+    page.driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Tokyo"})
+    try:
+        assert page.call("window.kata.restore(2)") == mine
+        said = page.call("document.querySelector('#out').textContent")
+    finally:
+        page.driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ""})
+    assert "2026-01-02T03:04" not in said and "03:04" not in said, f"a UTC stamp, not the learner's time: {said}"
+    assert "12:04" in said and "Jan 2, 2026" in said, said
+    assert said == t_in("en", "site.saved", when="Jan 2, 2026, 12:04 PM").replace("`", ""), said
+    page.set_source(2, stub(2))
+
+
 def test_download_gives_the_learners_exercises(page):
     mine = reference(3) + "\n# downloaded\n"
     page.set_source(3, mine)
