@@ -699,6 +699,44 @@ def test_the_site_holds_no_reference_code_and_says_its_versions(site, page):
     assert not re.search(r"https?://(?!127\.0\.0\.1)", scripts)
 
 
+LONG_LINE = "# " + "a comment longer than the editor is wide " * 8 + "\n"
+# What the editor shows, measured in the page: how wide its text is against its room (SCROLLER:
+# the pane that would scroll sideways), how many rows the first line takes, and where the
+# marked line and the first NotImplementedError (the line a stub's check marks) are drawn.
+WRAP_SEEN = """(() => {
+  const pane = document.querySelector('SCROLLER');
+  const box = document.querySelector('#editor textarea');
+  const todo = document.querySelector('#editor .cm-kata-todo').getBoundingClientRect();
+  const mark = document.querySelector('#editor .mark, #editor .cm-kata-line').getBoundingClientRect();
+  const first = document.querySelector('#editor .paint, #editor .cm-content');
+  const range = document.createRange();
+  range.selectNodeContents(first.querySelector('.tok-comment') || first);
+  const lineHeight = parseFloat(getComputedStyle(first).lineHeight);
+  return {wide: pane.scrollWidth, room: pane.clientWidth, box: box ? box.scrollWidth : 0,
+          boxRoom: box ? box.clientWidth : 0, rows: Math.round(range.getBoundingClientRect().height / lineHeight),
+          todo: (todo.top + todo.bottom) / 2, markTop: mark.top, markBottom: mark.bottom};
+})()"""
+
+
+def test_no_line_of_a_stub_is_cut_at_1280_px_the_editor_wraps_it(page):
+    """CodeMirror wraps its lines (EditorView.lineWrapping): at 1280 px no stub's line runs
+    past the editor's edge, and a line longer than any stub's wraps."""
+    for n in [s.number for s in STAGES]:
+        page.set_source(n, stub(n))
+        page.open(n)
+        wide = page.call("(() => { const s = document.querySelector('#editor .cm-scroller');"
+                         " return [s.scrollWidth, s.clientWidth]; })()")
+        assert wide[0] <= wide[1], f"stage {n}'s stub is {wide[0]} px wide in a {wide[1]} px editor: a line is cut"
+    page.set_source(1, LONG_LINE + stub(1))
+    page.open(1)
+    got = page.check(1)
+    assert got["line"] is not None
+    seen = page.call(WRAP_SEEN.replace("SCROLLER", "#editor .cm-scroller"))
+    assert seen["wide"] <= seen["room"] and seen["rows"] > 1, f"the long line is cut, not wrapped: {seen}"
+    assert seen["markTop"] <= seen["todo"] <= seen["markBottom"], f"the mark is not on the line: {seen}"
+    page.set_source(1, stub(1))
+
+
 def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp_path):
     """A site built with no bundle (none in the deps folder, none named): the command says
     so once, the page's versions line says so, and keys typed into the text box are checked."""
@@ -730,5 +768,15 @@ def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp
             first_raise = next(i for i, text in enumerate(stub(1).splitlines(), 1) if "NotImplementedError(" in text)
             assert got["line"] == first_raise, got
             assert plain.call("!document.querySelector('#editor .mark').hidden") is True
+            # a line longer than the box wraps, in the box and in its painted copy alike, and the
+            # line marked below it is still the one marked (the rows it takes are counted)
+            plain.set_source(1, LONG_LINE + stub(1))
+            got = plain.check(1)
+            assert got["line"] == first_raise + 1, got
+            seen = plain.call(WRAP_SEEN.replace("SCROLLER", "#editor.plain"))
+            assert seen["wide"] <= seen["room"] and seen["box"] <= seen["boxRoom"], f"a line is cut: {seen}"
+            assert seen["rows"] > 1, f"the long line did not wrap: {seen}"
+            assert seen["markTop"] <= seen["todo"] <= seen["markBottom"], f"the mark is not on the line: {seen}"
+            plain.set_source(1, stub(1))
     finally:
         stop()

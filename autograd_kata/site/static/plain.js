@@ -10,6 +10,10 @@ const KEYWORDS = new Set(("and as assert async await break class continue def de
 const TOKEN = /(#[^\n]*)|("""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|[rbfu]*"(?:\\.|[^"\\\n])*"?|[rbfu]*'(?:\\.|[^'\\\n])*'?)|\b(\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\b|([A-Za-z_]\w*)/g;
 const escape = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
+// Each line of the painted copy starts with an empty <i class="row">: where a line is, once
+// long lines wrap (the box and the copy wrap alike: style.css), for the marked line.
+const ROW = '<i class="row"></i>';
+
 function highlight(text) {
   let html = "";
   let last = 0;
@@ -28,7 +32,7 @@ function highlight(text) {
     afterDef = name === "def" || name === "class";
     html += cls ? `<span class="${cls}">${escape(word)}</span>` : escape(word);
   }
-  return `${html}${escape(text.slice(last))}\n`;
+  return `${ROW}${`${html}${escape(text.slice(last))}\n`.replace(/\n/g, `\n${ROW}`)}`;
 }
 
 export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code",
@@ -36,7 +40,7 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
   parent.classList.add("plain");
   // the marked line first, so that the painted text and the box stand above it
   parent.innerHTML = '<div class="mark" hidden></div><pre class="paint" aria-hidden="true"></pre>'
-    + '<textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="off"></textarea>';
+    + '<textarea spellcheck="false" autocapitalize="off" autocomplete="off" wrap="soft"></textarea>';
   const [mark, paintLayer, code] = parent.children;
   code.setAttribute("aria-label", label);
   code.value = text;
@@ -46,8 +50,6 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
     paintLayer.innerHTML = highlight(code.value);
     code.style.height = "auto";
     code.style.height = `${Math.max(code.scrollHeight, parent.clientHeight)}px`;
-    code.style.width = "auto";
-    code.style.width = `${Math.max(code.scrollWidth, parent.clientWidth)}px`;
   }
   code.addEventListener("input", () => { mark.hidden = true; onChange(code.value); paint(); });
   let escaped = false;  // Escape, then Tab: the focus leaves the box (Tab alone indents), as in CodeMirror
@@ -73,11 +75,14 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
       const lines = code.value.split("\n").length;
       mark.hidden = !number || number < 1 || number > lines;
       if (mark.hidden) return;
-      const style = getComputedStyle(code);
-      const height = parseFloat(style.lineHeight);
-      mark.style.top = `${parseFloat(style.paddingTop) + (number - 1) * height}px`;
-      mark.style.height = `${height}px`;
-      parent.scrollTop = Math.max(0, (number - 1) * height - parent.clientHeight / 2);
+      // from this line's row to the next one's: every row a wrapped line takes
+      const rows = paintLayer.querySelectorAll("i.row");
+      const [row, next] = [rows[number - 1], rows[number]];
+      const leading = (parseFloat(getComputedStyle(code).lineHeight) - row.offsetHeight) / 2;
+      const top = paintLayer.offsetTop + row.offsetTop - leading;
+      mark.style.top = `${top}px`;
+      mark.style.height = `${next.offsetTop - row.offsetTop}px`;
+      parent.scrollTop = Math.max(0, top - parent.clientHeight / 2);
     },
     setLocked(flag) { code.readOnly = flag; },
     focus: () => code.focus(),
