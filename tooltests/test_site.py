@@ -200,6 +200,22 @@ def test_the_pages_workflow_builds_and_publishes_the_site():
     assert workflow["permissions"]["pages"] == "write"
 
 
+def test_the_docs_say_how_to_host_the_page_where_it_can_be_hosted(tmp_path):
+    """GitHub Pages publishes the workflow's site only with Settings -> Pages -> Source set to
+    "GitHub Actions", and only a repository with pages.yml and `kata site` builds it: the
+    maintainers' or a fork, never a `kata release` copy (which has neither, nor these words)."""
+    for name in ("README.md", "README.ja.md", "docs/instructors.md"):
+        text = " ".join((ROOT / name).read_text(encoding="utf-8").split())
+        assert "Settings → Pages → Source" in text and "GitHub Actions" in text, f"{name}: no Pages setting"
+        assert "kata release" in text and "fork" in text, f"{name}: where the page can be hosted from is not said"
+    copy = tmp_path / "student"
+    proc = kata_cli("release", copy, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert not (copy / ".github" / "workflows" / "pages.yml").exists(), "a release copy has pages.yml: fix the docs"
+    assert "Settings → Pages" not in (copy / "README.md").read_text(encoding="utf-8"), \
+        "a learner's README tells them to host the page, which their copy cannot build"
+
+
 def test_the_readme_starts_with_both_ways_to_start_and_the_instructors_command():
     top = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:14])
     assert "In your browser" in top and "python -m pip install autograd-kata" in top
