@@ -380,3 +380,25 @@ def test_the_pages_run_words_a_missing_report_in_the_learners_language(kata, mon
     # after this one) would load no plugins and test KATA_IMPL's folder
     assert dict(os.environ) == before
     i18n.reset()
+
+
+def test_the_pages_run_names_a_sleep_past_the_limit_a_hang_as_kata_check_does(kata):
+    """Measured (issue 28): ``time.sleep(3)`` in ``__init__`` passed every stage-1 test in the page
+    and was a hang in ``kata check 1``.  The page's in-process run (site/inpage.py, site/limits.py in
+    pytest-timeout's place, not beside it: their --timeout options clashed) gives the terminal's
+    verdict: the first test hung, in the learner's ``__init__``.  (On 3.12+, the page's Python,
+    sys.monitoring sees no event after the sleep and the call's end decides; below, settrace's
+    line events do: test_site.py's test of the plugin alone fails on both without it.)"""
+    from autograd_kata.site import inpage
+    path = kata / stage(1).source("exercises")
+    text = strip_markers((kata / stage(1).source("solutions")).read_text(encoding="utf-8"))
+    slept = text.replace("        self.data = float(data)", "        import time; time.sleep(3)\n"
+                         "        self.data = float(data)", 1)
+    assert slept != text
+    path.write_text(slept, encoding="utf-8")
+    result = inpage.run(stages=[stage(1)], root=kata)[1]
+    assert not result.problem, result.problem
+    first = result.tests[0]
+    assert first.status == "failed" and first.message.startswith("hung: "), first
+    assert f"your code was at {stage(1).source('exercises')}:" in first.message and "in __init__" in first.message
+    assert not any(t.status == "passed" for t in result.tests), [t.status for t in result.tests]

@@ -184,6 +184,25 @@ def test_the_pages_plugin_leaves_out_a_native_only_test_and_names_it(tmp_path):
     assert "1 passed, 1 deselected" in proc.stdout
 
 
+
+def test_the_pages_limit_counts_time_spent_in_c_as_the_terminals_does(tmp_path):
+    """Measured (issue 28): ``time.sleep(3)`` in ``__init__`` passed every stage-1 test in the
+    page, where ``kata check 1`` names a hang: a sleep makes no event of the kata's code to stop it
+    in.  Past its limit when its call returns, the test fails with pytest-timeout's words; one
+    within its limit passes."""
+    (tmp_path / "test_x.py").write_text("import time\nimport pytest\n\n\n@pytest.mark.timeout(0.3)\n"
+                                        "def test_sleeps_past_its_limit():\n    time.sleep(0.8)\n\n\n"
+                                        "@pytest.mark.timeout(5)\ndef test_sleeps_within_it():\n"
+                                        "    time.sleep(0.1)\n", encoding="utf-8")
+    script = ("import sys, pytest\nfrom autograd_kata.site import limits\n"
+              "code = pytest.main(['-q', '-p', 'no:timeout', '-p', 'no:cacheprovider', '-rf', sys.argv[1]], "
+              "plugins=[limits])\nprint('EXIT', int(code))\n")
+    proc = run([sys.executable, "-c", script, str(tmp_path)], cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "1 failed, 1 passed" in out and "EXIT 1" in out, out
+    assert "FAILED test_x.py::test_sleeps_past_its_limit" in out and "\n" + limits.MESSAGE % 0.3 + "\n" in out, out
+
+
 def test_the_pages_workflow_builds_and_publishes_the_site():
     yaml = pytest.importorskip("yaml")
     workflow = yaml.safe_load((ROOT / ".github/workflows/pages.yml").read_text(encoding="utf-8"))

@@ -17,7 +17,8 @@ runs at full speed); past the deadline the callback raises.  Where
 ``sys.monitoring`` is missing (Python 3.10, 3.11), ``sys.settrace`` does the
 same with line events.  A loop inside C code (``sum(itertools.count())``)
 makes no such event: the page stops that one from outside (Pyodide's
-interrupt buffer, or a new worker).
+interrupt buffer, or a new worker).  Time spent in C that ends (``time.sleep(3)``) is
+counted when the test's call returns: past its limit, the test fails all the same.
 
 ``deadline(seconds)`` is the same limit as a context manager, for the page's
 numbers from the learner's engine (``kata check``'s stages 6-8).
@@ -191,6 +192,20 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     finally:
         limiter.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Time spent in C counts too: a test whose call ran past its limit without an event of the
+    kata's code to stop it in (``time.sleep(3)``, a long C call) fails as pytest-timeout's
+    signal would have failed it, with its words (``kata check`` names such a test a hang)."""
+    limiter = item.config.stash[LIMITER]
+    result = yield
+    seconds = limit_of(item)
+    if seconds is not None and limiter.until is not None and time.monotonic() > limiter.until:
+        limiter.until = None  # the teardown runs in peace, as after a fired limit
+        raise pytest.fail.Exception(MESSAGE % seconds, pytrace=False)
+    return result
 
 
 # --- the tests the page cannot run -------------------------------------------------
