@@ -155,6 +155,27 @@ def _run_here(impl: str, stages: list, root: Path,
         return "runner.exited", {"code": int(code)}, "\n" + printed.getvalue()[-2000:]
 
 
+def warm() -> float:
+    """What a check imports first, imported while the learner reads: pytest with every plugin it
+    loads by default and the kata's plugins (most of a cold page's first check, issue 28; not
+    Hypothesis, which only some checks import: an early check would wait for it).  They are not
+    the kata's own files, so they stay imported between runs, as the tool does; nothing is run
+    and nothing is saved.  The milliseconds it took."""
+    import importlib
+    import time
+
+    from _pytest.config import default_plugins
+    start = time.perf_counter()
+    for name in ("pytest", *(f"_pytest.{p}" for p in default_plugins), "pytest_check", "pytest_check.plugin",
+                 "autograd_kata.site.limits",
+                 "autograd_kata.core.results.channel", "autograd_kata.core.results.verdicts"):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a plugin this pytest has not: the check says so, if it needs it
+            pass
+    return (time.perf_counter() - start) * 1000
+
+
 def feel(stage, root) -> list[str]:
     """``learner.feel.feel`` without its child process: the same lines, the same time limit."""
     from autograd_kata.core.i18n import t

@@ -275,7 +275,7 @@ function noResult(error) {
   return { passed: false, text: `${why}\n${say("site.restarted")}` };
 }
 
-const timings = { ready_ms: null, checks: [] };
+const timings = { ready_ms: null, warm_ms: null, checks: [] };
 let lastDownload = null;
 
 const kata = {
@@ -392,6 +392,8 @@ kata.ready = ready.then(async () => {
   busy(false);
   settle();
   timings.ready_ms = performance.now() - started;
+  // pytest's first imports while the learner reads, not in the first check (which waits for it)
+  call("warm").then((ms) => { timings.warm_ms = ms; }, () => {});
   return true;
 }).catch((error) => { status(say("site.no_worker")); show(String(error)); throw error; });
 
