@@ -396,6 +396,19 @@ def test_the_pages_run_names_a_sleep_past_the_limit_a_hang_as_kata_check_does(ka
                          "        self.data = float(data)", 1)
     assert slept != text
     path.write_text(slept, encoding="utf-8")
+    # another kata's stage 1 imported in this process first (as an earlier tool test may leave it):
+    # the run tests this kata's file, not a module of that name from elsewhere
+    import importlib.util
+    other = kata.parent / "other" / "exercises"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("")
+    (other / "stage01_value.py").write_text(text, encoding="utf-8")
+    for name, file in (("exercises", other / "__init__.py"), ("exercises.stage01_value", other / "stage01_value.py")):
+        spec = importlib.util.spec_from_file_location(name, file, submodule_search_locations=[str(other)]
+                                                      if name == "exercises" else None)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
     result = inpage.run(stages=[stage(1)], root=kata)[1]
     assert not result.problem, result.problem
     first = result.tests[0]

@@ -79,8 +79,12 @@ def language(lang: str | None) -> None:
 
 def forget_kata_modules(root: Path | None = None) -> list[str]:
     """Drop every module imported from the kata's folder except the tool itself:
-    a second ``pytest.main`` would otherwise test the module imported by the first."""
-    prefix = str(Path(root or ROOT)) + "/"
+    a second ``pytest.main`` would otherwise test the module imported by the first.  So too
+    any module under one of the kata's own names (``exercises``, ``tests``' modules, ...)
+    imported from elsewhere: another kata's ``exercises.stage01_value`` is not this one's."""
+    root = Path(root or ROOT)
+    prefix = str(root) + "/"
+    own = {"exercises", "solutions", "tests", "conftest", *(p.stem for p in (root / "tests").glob("*.py"))}
     dropped = []
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None) or ""
@@ -89,7 +93,7 @@ def forget_kata_modules(root: Path | None = None) -> list[str]:
         except TypeError:
             paths = []
         inside = where.startswith(prefix) or any(str(p).startswith(prefix) for p in paths)
-        if inside and name.split(".")[0] not in KEEP:
+        if (inside or name.split(".")[0] in own) and name.split(".")[0] not in KEEP:
             del sys.modules[name]
             dropped.append(name)
     import importlib
