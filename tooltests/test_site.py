@@ -170,19 +170,25 @@ def test_no_stage_test_is_left_out_of_the_page():
     assert int(re.search(r"no tests collected \((\d+) deselected\)", out)[1]) >= 9 * len(STAGES), out
 
 
+def with_the_pages_plugin(folder: Path, tests: str):
+    """``tests`` as ``folder/test_x.py``, run by a pytest with site/limits.py in pytest-timeout's
+    place, as the page runs them; it prints ``LEFT_OUT [names] EXIT code`` last."""
+    (folder / "test_x.py").write_text(tests, encoding="utf-8")
+    script = ("import sys, pytest\nfrom autograd_kata.site import limits\n"
+              "code = pytest.main(['-q', '-p', 'no:timeout', '-p', 'no:cacheprovider', sys.argv[1]], "
+              "plugins=[limits])\nprint('LEFT_OUT', limits.LEFT_OUT, 'EXIT', int(code))\n")
+    proc = run([sys.executable, "-c", script, str(folder)], cwd=folder)
+    return proc.stdout + proc.stderr
+
+
 def test_the_pages_plugin_leaves_out_a_native_only_test_and_names_it(tmp_path):
     """The mark's handling in the page (site/limits.py), on a test file of its own: the marked
     test is deselected and named, the other one runs."""
-    (tmp_path / "test_x.py").write_text("import pytest\n\n\n@pytest.mark.native_only\n"
-                                        "def test_needs_a_terminal():\n    pass\n\n\n"
-                                        "def test_runs_anywhere():\n    pass\n", encoding="utf-8")
-    script = ("import sys, pytest\nfrom autograd_kata.site import limits\n"
-              "code = pytest.main(['-q', '-p', 'no:timeout', '-p', 'no:cacheprovider', sys.argv[1]], "
-              "plugins=[limits])\nprint('LEFT_OUT', limits.LEFT_OUT, int(code))\n")
-    proc = run([sys.executable, "-c", script, str(tmp_path)], cwd=tmp_path)
-    assert "LEFT_OUT ['test_needs_a_terminal'] 0" in proc.stdout, proc.stdout + proc.stderr
-    assert "1 passed, 1 deselected" in proc.stdout
-
+    out = with_the_pages_plugin(tmp_path, "import pytest\n\n\n@pytest.mark.native_only\n"
+                                          "def test_needs_a_terminal():\n    pass\n\n\n"
+                                          "def test_runs_anywhere():\n    pass\n")
+    assert "LEFT_OUT ['test_needs_a_terminal'] EXIT 0" in out, out
+    assert "1 passed, 1 deselected" in out
 
 
 def test_the_pages_limit_counts_time_spent_in_c_as_the_terminals_does(tmp_path):
@@ -190,15 +196,10 @@ def test_the_pages_limit_counts_time_spent_in_c_as_the_terminals_does(tmp_path):
     page, where ``kata check 1`` names a hang: a sleep makes no event of the kata's code to stop it
     in.  Past its limit when its call returns, the test fails with pytest-timeout's words; one
     within its limit passes."""
-    (tmp_path / "test_x.py").write_text("import time\nimport pytest\n\n\n@pytest.mark.timeout(0.3)\n"
-                                        "def test_sleeps_past_its_limit():\n    time.sleep(0.8)\n\n\n"
-                                        "@pytest.mark.timeout(5)\ndef test_sleeps_within_it():\n"
-                                        "    time.sleep(0.1)\n", encoding="utf-8")
-    script = ("import sys, pytest\nfrom autograd_kata.site import limits\n"
-              "code = pytest.main(['-q', '-p', 'no:timeout', '-p', 'no:cacheprovider', '-rf', sys.argv[1]], "
-              "plugins=[limits])\nprint('EXIT', int(code))\n")
-    proc = run([sys.executable, "-c", script, str(tmp_path)], cwd=tmp_path)
-    out = proc.stdout + proc.stderr
+    out = with_the_pages_plugin(tmp_path, "import time\nimport pytest\n\n\n@pytest.mark.timeout(0.3)\n"
+                                          "def test_sleeps_past_its_limit():\n    time.sleep(0.8)\n\n\n"
+                                          "@pytest.mark.timeout(5)\ndef test_sleeps_within_it():\n"
+                                          "    time.sleep(0.1)\n")
     assert "1 failed, 1 passed" in out and "EXIT 1" in out, out
     assert "FAILED test_x.py::test_sleeps_past_its_limit" in out and "\n" + limits.MESSAGE % 0.3 + "\n" in out, out
 
@@ -314,9 +315,12 @@ def browser_at(url: str):
 
 @pytest.fixture(scope="module")
 def page(site):
+    """The site served and open in Chromium, for one test module (test_site_safety.py and
+    test_site_a11y.py import it: each module gets its own); ``page.url`` is where."""
     url, stop = serve(site)
     try:
         with browser_at(url) as opened:
+            opened.url = url
             yield opened
     finally:
         stop()

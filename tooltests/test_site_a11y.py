@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from test_site import DEPS, Page, _missing, browser_at, looping_stage_5, serve, site  # noqa: F401 - site: a fixture
+from test_site import DEPS, Page, _missing, browser_at, looping_stage_5, page, serve, site  # noqa: F401 - page, site: fixtures
 
 from autograd_kata.core.i18n import t_in
 from kit import reference, stub
@@ -73,16 +73,6 @@ def axe_js() -> str:
         member = archive.extractfile("package/axe.min.js")
         assert member is not None
         return member.read().decode("utf-8")
-
-
-@pytest.fixture(scope="module")
-def page(site):  # noqa: F811 - this module's own page, on test_site's site
-    url, stop = serve(site)
-    try:
-        with browser_at(url) as opened:
-            yield opened
-    finally:
-        stop()
 
 
 def violations(page: Page, axe_js: str) -> list[dict]:

@@ -50,7 +50,7 @@ def stopped(url: str) -> bool:
     return False
 
 
-def test_a_reload_with_the_server_stopped_still_loads_the_page_python_and_a_check(site):  # noqa: F811
+def test_a_reload_with_the_server_stopped_still_loads_the_page_python_and_a_check(site):
     url, stop = serve(site)
     try:
         with browser_at(url) as page:
@@ -81,7 +81,7 @@ def test_a_reload_with_the_server_stopped_still_loads_the_page_python_and_a_chec
             stop()
 
 
-def test_two_copies_on_one_origin_keep_their_own_files(site, tmp_path):  # noqa: F811
+def test_two_copies_on_one_origin_keep_their_own_files(site, tmp_path):
     """Every project site of one GitHub account shares one origin: each copy's worker answers
     only in its own folder, from its own cache."""
     for name in ("one", "two"):
@@ -116,7 +116,7 @@ def test_two_copies_on_one_origin_keep_their_own_files(site, tmp_path):  # noqa:
 # ---------------------------------------------------------------- the cache's name, without a browser
 
 
-def test_the_cache_is_named_by_the_built_files_the_same_files_the_same_name(site, tmp_path):  # noqa: F811
+def test_the_cache_is_named_by_the_built_files_the_same_files_the_same_name(site, tmp_path):
     again = tmp_path / "again"
     proc = kata_cli("site", again, *deps_args(), cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_site import HANG_LINE, Page, browser_at, looping_stage_5, serve, site  # noqa: F401 - site: a fixture
+from test_site import HANG_LINE, Page, browser_at, looping_stage_5, page, serve, site  # noqa: F401 - page, site: fixtures
 
 from autograd_kata.core.i18n import t_in
 from kit import reference, stub
@@ -21,17 +21,6 @@ pytestmark = pytest.mark.timeout(240)
 
 def words(msgid: str, **fields) -> str:
     return t_in("en", msgid, **fields).replace("`", "")
-
-
-@pytest.fixture(scope="module")
-def page(site):  # noqa: F811 - this module's own page, on test_site's site
-    url, stop = serve(site)
-    try:
-        with browser_at(url) as opened:
-            opened.url = url
-            yield opened
-    finally:
-        stop()
 
 
 def wait_for(page: Page, expression: str, *args, seconds: float = 30):
@@ -115,7 +104,7 @@ def test_two_tabs_of_one_copy_see_each_others_saves_and_keep_the_older_text(page
     page.open(1)
 
 
-def test_two_copies_on_one_origin_never_share_a_save(site, tmp_path):  # noqa: F811
+def test_two_copies_on_one_origin_never_share_a_save(site, tmp_path):
     """Two folders of one server (two project sites of one GitHub account): what is typed in
     one copy is not in the other, and each reload finds its own."""
     for name in ("a", "b"):
@@ -229,7 +218,7 @@ def test_a_check_asked_for_during_a_hang_in_c_is_run_by_the_new_python_not_dropp
     page.set_source(1, stub(1))
 
 
-def test_the_pages_words_have_no_backticks_and_name_no_option_it_lacks(site):  # noqa: F811
+def test_the_pages_words_have_no_backticks_and_name_no_option_it_lacks(site):
     import json
     text = json.loads((Path(site) / "site.json").read_text(encoding="utf-8"))["text"]
     assert not [(lang, msgid) for lang, said in text.items() for msgid, line in said.items() if "`" in line]
