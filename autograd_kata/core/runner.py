@@ -91,23 +91,25 @@ def needed_plugins(names=PLUGINS) -> list[str]:
     return [arg for name in names if name in found for arg in ("-p", found[name])]
 
 
-def plugin_args(modules=()) -> list[str]:
+def plugin_args(modules=(), plugins=PLUGINS) -> list[str]:
     """The plugins of every pytest run of ours, learner's and grader's alike (with
-    auto-loading off): ``BLOCKED_PLUGINS`` refused, ``PLUGINS`` loaded by name,
+    auto-loading off): ``BLOCKED_PLUGINS`` refused, ``plugins`` (``PLUGINS``) loaded by name,
     then our results plugin and ``modules``."""
     blocked = [arg for name in BLOCKED_PLUGINS for arg in ("-p", f"no:{name}")]
     ours = [arg for module in ("autograd_kata.core.results.channel", *modules) for arg in ("-p", module)]
-    return blocked + needed_plugins() + ours
+    return blocked + needed_plugins(plugins) + ours
 
 
-def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None) -> list[str]:
+def pytest_command(impl: str, stages, results: Path, extra=(), root: Path | None = None,
+                   modules=(), plugins=PLUGINS) -> list[str]:
+    """The pytest run of ``stages`` (``plugin_args(modules, plugins)``), its results to ``results``."""
     files = [s.test_file for s in stages]
     root = Path(root or ".")
     config = [f"--rootdir={root}"]
     if (root / "pyproject.toml").is_file():  # named, so a stray pytest.ini or tox.ini does not win
         config[:0] = ["-c", str(root / "pyproject.toml")]
     return [sys.executable, "-m", "pytest", *files, f"--impl={impl}", "-q", "--no-header", "-rN",
-            *config, *plugin_args(), f"--kata-results={results}", *extra]
+            *config, *plugin_args(modules, plugins), f"--kata-results={results}", *extra]
 
 
 def parse_results(data: dict, impl: str, stages, complete: bool = True) -> dict[int, StageResult]:

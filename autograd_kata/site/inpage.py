@@ -142,11 +142,9 @@ def _run_here(impl: str, stages: list, root: Path,
     from autograd_kata.core import runner
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
         out = Path(tmp) / "results.json"
-        args = runner.pytest_command(impl, stages, out, extra, root=root)[3:]
         # site.limits in pytest-timeout's place (the page has no signals; its --timeout is limits')
-        for at in [i for i, arg in enumerate(args[:-1]) if arg == "-p" and args[i + 1] == "pytest_timeout"][::-1]:
-            del args[at:at + 2]
-        args += ["-p", "autograd_kata.site.limits"]
+        args = runner.pytest_command(impl, stages, out, extra, root=root, modules=("autograd_kata.site.limits",),
+                                     plugins=tuple(p for p in runner.PLUGINS if p != "timeout"))[3:]
         printed = _Captured()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             code = pytest.main(args)
