@@ -22,7 +22,7 @@ from pathlib import Path
 CODEMIRROR_VERSION = "6.0.2"
 LANG_PYTHON_VERSION = "6.2.1"
 NAME = f"CodeMirror {CODEMIRROR_VERSION} (@codemirror/lang-python {LANG_PYTHON_VERSION})"
-BUNDLE_SHA256 = "f359f258836b94bdae9faf822de92178c1eb47082b7c6cc99e03ee90ecc4f28c"
+BUNDLE_SHA256 = "4a222aad548ae26880c23814607f7f99f8d9d795c403433516ed09738a77dedf"
 # in the deps folder: what --codemirror takes; named by its hash, so that a deps folder
 # fetched for an older editor.js builds the new bundle beside the old one, not in its place
 BUNDLE = f"codemirror-{CODEMIRROR_VERSION}-kata-{BUNDLE_SHA256[:8]}.mjs"

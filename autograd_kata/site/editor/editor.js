@@ -1,11 +1,12 @@
 // The page's editor (kata.js imports the bundle that `kata site --fetch` builds from
 // this file): CodeMirror 6 with Python mode and line numbers. The same small API as
 // the plain text box the page falls back to without the bundle (static/plain.js):
-//   createEditor(parent, {text, onChange, onCheck, label, locked}) ->
+//   createEditor(parent, {text, onChange, onCheck, label, locked, onWayOut}) ->
 //     {getText(), setText(text), showLine(n), setLocked(flag), focus(), kind}
 // Locked, the editor takes no edit (the page locks it until Python knows the stage).
 // Enter inserts a new line unless the learner picked a completion (ArrowDown or
-// ArrowUp, then Enter); Tab takes the first completion shown (or indents).
+// ArrowUp, then Enter); Tab takes the first completion shown (or indents); Escape, then Tab,
+// leaves the editor (onWayOut(true) at the Escape, onWayOut(false) when that way out ends).
 // Highlighting gives stable classes (tok-keyword, tok-string, ...: @lezer/highlight's
 // classHighlighter), which style.css colours as the rest of the page.
 import { acceptCompletion, autocompletion, completionStatus, moveCompletionSelection, selectedCompletionIndex }
@@ -52,10 +53,12 @@ function tabPicks(view) {
   return acceptCompletion(view);
 }
 
+const MODIFIERS = new Set(["Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph"]);
+
 const lockedAs = (flag) => [EditorState.readOnly.of(flag), EditorView.contentAttributes.of({ "aria-readonly": String(flag) })];
 
 export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code",
-  locked = false } = {}) {
+  locked = false, onWayOut = () => {} } = {}) {
   const lock = new Compartment();
   const view = new EditorView({
     parent,
@@ -82,6 +85,16 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
       ],
     }),
   });
+  // Escape, then Tab, leaves the editor however long the learner took to read the note (the
+  // page's #note, told by onWayOut): tab-focus mode on until the next key that is not Tab (nor a modifier held for
+  // Shift+Tab), or until the focus is back in the editor. CodeMirror's own way out ends after 2 s.
+  let wayOut = false;
+  const out = (open) => { wayOut = open; view.setTabFocusMode(open); onWayOut(open); };
+  view.contentDOM.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") out(true);
+    else if (wayOut && event.key !== "Tab" && !MODIFIERS.has(event.key)) out(false);
+  });
+  view.contentDOM.addEventListener("focus", () => { if (wayOut) out(false); });
   return {
     kind,
     view,

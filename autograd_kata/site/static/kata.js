@@ -145,6 +145,12 @@ const editor = editorChoice.module.createEditor($("editor"), {
   locked: true,
   onChange: (text) => { if (shownStage !== null) { followed = null; store.set(`src:${shownStage}`, text); } },
   onCheck: () => { if (!running && shownStage !== null) kata.check(shownStage); },  // no second run
+  // Escape, then Tab, leaves the editor (Tab alone indents): #keys says it, the note too while
+  // that way out is open (until another key, or the focus is back in the editor)
+  onWayOut: (open) => {
+    if (open) tell(say("site.escape_tab"));
+    else if ($("note").textContent === say("site.escape_tab")) tell("");
+  },
 });
 
 // Another tab of this copy saved a stage: this tab shows that text, keeps its own as a
@@ -169,10 +175,6 @@ const typedIn = $("editor").querySelector(".cm-content, textarea");
 typedIn.setAttribute("aria-describedby", "keys");
 if (!typedIn.hasAttribute("tabindex")) typedIn.tabIndex = 0;
 
-// Escape then Tab leaves the editor (Tab alone indents): #keys says it, the note too, once each time.
-$("editor").addEventListener("keydown", (event) => {
-  if (event.key === "Escape") tell(say("site.escape_tab"));
-}, true);
 
 // --- the page -----------------------------------------------------------------
 const current = () => Number($("stage").value || 1);

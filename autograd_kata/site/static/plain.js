@@ -1,13 +1,14 @@
 // The page's editor when the site was built without the CodeMirror bundle (kata site
 // without --fetch or --codemirror): a text box over a painted copy of its text, with a
 // small Python highlighter. The same API as the bundle's (autograd_kata/site/editor/editor.js):
-//   createEditor(parent, {text, onChange, onCheck, label, locked})
+//   createEditor(parent, {text, onChange, onCheck, label, locked, onWayOut})
 //     -> {getText(), setText(text), showLine(n), setLocked(flag), focus(), kind}
 export const kind = "plain";
 
 const KEYWORDS = new Set(("and as assert async await break class continue def del elif else except finally for from "
   + "global if import in is lambda nonlocal not or pass raise return try while with yield None True False self").split(" "));
 const TOKEN = /(#[^\n]*)|("""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|[rbfu]*"(?:\\.|[^"\\\n])*"?|[rbfu]*'(?:\\.|[^'\\\n])*'?)|\b(\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\b|([A-Za-z_]\w*)/g;
+const MODIFIERS = new Set(["Shift", "Control", "Alt", "Meta", "CapsLock", "AltGraph"]);
 const escape = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 // Each line of the painted copy starts with an empty <i class="row">: where a line is, once
@@ -36,7 +37,7 @@ function highlight(text) {
 }
 
 export function createEditor(parent, { text = "", onChange = () => {}, onCheck = () => {}, label = "code",
-  locked = false } = {}) {
+  locked = false, onWayOut = () => {} } = {}) {
   parent.classList.add("plain");
   // the marked line first, so that the painted text and the box stand above it
   parent.innerHTML = '<div class="mark" hidden></div><pre class="paint" aria-hidden="true"></pre>'
@@ -52,10 +53,15 @@ export function createEditor(parent, { text = "", onChange = () => {}, onCheck =
     code.style.height = `${Math.max(code.scrollHeight, parent.clientHeight)}px`;
   }
   code.addEventListener("input", () => { mark.hidden = true; onChange(code.value); paint(); });
-  let escaped = false;  // Escape, then Tab: the focus leaves the box (Tab alone indents), as in CodeMirror
+  // Escape, then Tab: the focus leaves the box (Tab alone indents), as in CodeMirror: the next
+  // Tab after an Escape, until another key (not a modifier) or the focus is back in the box
+  let escaped = false;
+  const out = (open) => { if (open || escaped) onWayOut(open); escaped = open; };
+  code.addEventListener("focus", () => out(false));
   code.addEventListener("keydown", (event) => {
     const leaving = escaped;
-    escaped = event.key === "Escape";
+    if (event.key === "Escape") out(true);
+    else if (event.key !== "Tab" && !MODIFIERS.has(event.key)) out(false);
     if (event.key === "Tab" && !event.shiftKey && !leaving) {
       event.preventDefault();
       code.setRangeText("    ", code.selectionStart, code.selectionEnd, "end");
