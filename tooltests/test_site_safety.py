@@ -224,6 +224,30 @@ def test_the_pages_words_have_no_backticks_and_name_no_option_it_lacks(site):
     assert not [(lang, msgid) for lang, said in text.items() for msgid, line in said.items() if "`" in line]
 
 
+def test_the_page_in_japanese_shows_no_backtick_and_the_words_it_marked(page):
+    """The catalogue lets a Latin word into Japanese text only in backticks (`Esc`, `Tab`, stage
+    2's `add` and `mul`); the page shows the words without them: its own lines, the status,
+    the note an Escape writes and the stage list (a title from the worker)."""
+    from selenium.webdriver.common.keys import Keys
+    page.call("window.kata.setLang('ja')")
+    try:
+        page.open(1)
+        page.set_source(1, stub(1))
+        shown = page.call("document.body.innerText")
+        assert "`" not in shown, f"the page in Japanese shows backticks:\n{shown}"
+        assert "Esc を押してから Tab" in shown and "2 · add と mul" in shown, shown
+        for msgid in ("site.editor_keys", "site.lead", "site.check"):
+            assert t_in("ja", msgid).replace("`", "") in shown, msgid
+        status = page.call("document.querySelector('#status').textContent")
+        assert status == t_in("ja", "site.ready"), f"the status, Python being ready, says {status!r}"
+        keys(page, Keys.ESCAPE)
+        note = page.call("document.querySelector('#note').textContent")
+        assert note == t_in("ja", "site.escape_tab").replace("`", "") and "次の Tab で" in note, note
+        assert "`" not in page.call("document.body.innerText")
+    finally:
+        page.call("window.kata.setLang('en')")
+
+
 # ---------------------------------------------------------------- the editor's keys
 
 

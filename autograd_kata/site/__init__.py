@@ -6,3 +6,9 @@ signals (``limits.py``).
 Layer: like ``cli.py``, above the audiences: the site is built from the student
 copy's writer and leak scan (``classroom.release``) and shows what the
 learner's commands show (``learner``)."""
+
+
+def plain(text: str) -> str:
+    """``text`` as the page shows it: the catalogue's backticks mark code for a terminal (and let
+    Latin words into Japanese text), the page's text is plain, so they are left out."""
+    return text.replace("`", "")

@@ -49,7 +49,7 @@ from autograd_kata import __version__
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.i18n import languages, raw, t
 from autograd_kata.core.manifest import PROTECTED_ROLES, STAGES, find_root, student_role
-from autograd_kata.site import codemirror
+from autograd_kata.site import codemirror, plain
 
 PYODIDE_VERSION = "314.0.8"
 PYODIDE_TARBALL = f"pyodide-{PYODIDE_VERSION}.tgz"
@@ -208,9 +208,8 @@ def _zip(files: dict[str, bytes]) -> bytes:
 
 
 def page_text() -> dict[str, dict[str, str]]:
-    """The page's words in every language: ``{lang: {id: text}}``.  The catalogue's backticks
-    mark code for a terminal; the page shows plain text, so they are left out."""
-    return {lang: {msgid: raw(msgid, lang).replace("`", "") for msgid in PAGE_IDS} for lang in languages()}
+    """The page's words in every language: ``{lang: {id: text}}``, backticks left out (``plain``)."""
+    return {lang: {msgid: plain(raw(msgid, lang)) for msgid in PAGE_IDS} for lang in languages()}
 
 
 def offline_worker(site: Path) -> tuple[str, bytes]:

@@ -297,11 +297,13 @@ def get_source(number: int) -> str:
 
 
 def stages(lang: str | None = None) -> str:
-    """The stage picker's rows as JSON: number, title, the learner's file."""
+    """The stage picker's rows as JSON: number, title (plain: stage 2's Japanese one is in
+    backticks), the learner's file."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import STAGES
+    from autograd_kata.site import plain
     language(lang)
-    return json.dumps([{"number": s.number, "title": t(s.title_id), "file": s.source("exercises")}
+    return json.dumps([{"number": s.number, "title": plain(t(s.title_id)), "file": s.source("exercises")}
                        for s in STAGES], ensure_ascii=False)
 
 

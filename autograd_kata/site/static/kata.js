@@ -89,7 +89,7 @@ function restart(except = null) {
   const waiting = [...pending.entries()].filter(([id]) => id !== except);
   for (const [, entry] of waiting) clearTimeout(entry.timer);
   pending.clear();
-  status(say("site.restarting"));
+  status("site.restarting");
   ready = startWorker();
   for (const [id, entry] of waiting) {
     if (entry.message.method === "start") { ready.then(entry.resolve, entry.reject); continue; }  // the new start is its answer
@@ -184,9 +184,12 @@ function show(text, passed = null) {
   out.className = passed === null ? "" : passed ? "passed" : "failed";
 }
 
-function status(text) { $("status").textContent = text; }
+// The status line by its catalogue id, so that a change of language says it again (it is
+// not a data-text element: that would put "Loading" back on a page that is ready)
+let statusId = "site.loading";
+function status(id) { statusId = id; $("status").textContent = say(id); }
 function tell(text) { $("note").textContent = text; }  // a word about the editor, under the buttons
-function settle() { status(say(pythonReady ? "site.ready" : "site.restarting")); }
+function settle() { status(pythonReady ? "site.ready" : "site.restarting"); }
 
 async function stageTitles() {
   const rows = JSON.parse(await call("stages", [lang]));
@@ -206,6 +209,7 @@ function words() {
   document.documentElement.lang = lang;
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = say(node.dataset.text);
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", say(node.dataset.label));
+  status(statusId);
   document.title = say("site.title");
   $("explore").href = `explore.${lang}.html`;
   $("versions").textContent = say("site.versions", { pyodide: site.pyodide, python: site.python,
@@ -260,7 +264,7 @@ let running = null;
 async function run(label, task) {
   while (running) await running.then(() => {}, () => {});
   busy(true);
-  status(say(label));
+  status(label);
   running = task();
   try { return await running; } finally { running = null; busy(false); settle(); }
 }
@@ -395,7 +399,7 @@ kata.ready = ready.then(async () => {
   // pytest's first imports while the learner reads, not in the first check (which waits for it)
   call("warm").then((ms) => { timings.warm_ms = ms; }, () => {});
   return true;
-}).catch((error) => { status(say("site.no_worker")); show(String(error)); throw error; });
+}).catch((error) => { status("site.no_worker"); show(String(error)); throw error; });
 
 // Offline after a reload: sw.js (a service worker, scoped to this copy's folder) keeps this
 // build's files. Only over http(s) and where the browser has them; without one the page
