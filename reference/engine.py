@@ -5,6 +5,10 @@
 ##
 ## Markers (whole-line comments; everything else is the code as it reads):
 ##   ## ...               a note for maintainers: in no generated module.
+##                        The file ends with such notes: "Each stage's contract,
+##                        broken clause by clause", each clause's smallest wrong
+##                        implementations and the other right ways, a block per
+##                        stage (tooltests/test_contracts.py makes each one).
 ##   # >> stage N         the lines down to the matching `# <<` appear in stage N
 ##                        and every later stage.
 ##   # >> stages N-M      ...appear in stages N to M only: stage M+1 replaces them
@@ -500,3 +504,192 @@ def train(model, xs, ys, steps, lr):
     return losses
     # END SOLUTION
 # <<
+##
+## Each stage's contract, broken clause by clause
+##
+## A stage test module's docstring states the stage's contract as named clauses, `- [name]
+## what holds`.  Below, a block per stage, in stage order: each clause's smallest wrong
+## implementations, which tooltests/test_contracts.py makes one at a time in a scratch copy
+## (the stage's tests must fail, printing the clause's words), and other right ways to write
+## what the reference does (the stage must pass them: the tests judge effects, not calls).
+## A note names mistakes of the catalogue, autograd_kata/maintainer/mistakes.py:
+##     ## stage N contract, [clause]: id, id (catalogue mistakes)
+## or is an edit of the stage's module solutions/stageNN_*.py, a line
+##     ## stage N contract, [clause] id: what the wrong code does
+##     ## stage N another right way, id: what the code does
+## and then its own lines, each after `##` and three spaces: `says:` and the words the failing
+## stage prints (a breaker only), `-` and each reference line it replaces (exactly as that
+## module has them, whole lines, together found there once), `+` and each line it writes
+## instead.  autograd_kata/maintainer/contracts.py reads them; `kata new-stage` appends a
+## stage's block; a clause with no note, or a `-` line the module does not have, fails
+## tooltests/test_contracts.py.
+##
+## stage 1 contract, [data-is-a-float]: data-kept-as-given (a catalogue mistake)
+## stage 1 contract, [data-is-a-float] data-truncated: keeps only the whole part of the data, float(int(data))
+##   says: a non-whole number is kept exactly
+##   -        self.data = float(data)
+##   +        self.data = float(int(data))
+## stage 1 contract, [grad-starts-at-zero]: grad-starts-as-int (a catalogue mistake)
+## stage 1 contract, [leaf-rule-is-a-no-op] leaf-rule-returns: the leaf's _backward returns 0.0
+##   says: a leaf's rule is a no-op returning None
+##   -    """A leaf was made from nothing, so it has no one to pass a gradient to."""
+##   +    """A leaf was made from nothing, so it has no one to pass a gradient to."""
+##   +    return 0.0
+## stage 1 contract, [children-and-label]: prev-is-a-tuple (a catalogue mistake)
+## stage 1 contract, [children-and-label] op-dropped: never stores the label
+##   says: _op keeps the label it was given
+##   -        self._op = _op                   # a label, for printing and drawing only
+##   +        self._op = ''                   # a label, for printing and drawing only
+## stage 1 contract, [repr] repr-data-only: repr shows only the data
+##   says: __repr__ returns 'Value(data=..., grad=...)'
+##   -        return f"Value(data={self.data}, grad={self.grad})"
+##   +        return f"Value({self.data})"
+## stage 1 contract, [non-number-refused]: no-type-check (a catalogue mistake)
+## stage 1 contract, [non-number-refused] type-error-unnamed: raises TypeError without naming the type
+##   says: which does not name the type
+##   -            raise TypeError(f"Value() takes an int or float, not {type(data).__name__}: {data!r}")
+##   +            raise TypeError("Value() takes an int or float")
+##
+## stage 2 contract, [new-node] add-subtracts: __add__ computes the difference
+##   says: __add__ adds the two data
+##   -        out = Value(self.data + other.data, (self, other), '+')
+##   +        out = Value(self.data - other.data, (self, other), '+')
+## stage 2 contract, [parents-and-label] add-unlabelled: __add__ leaves the label empty
+##   says: label the node '+'
+##   -        out = Value(self.data + other.data, (self, other), '+')
+##   +        out = Value(self.data + other.data, (self, other))
+## stage 2 contract, [rules-hand-shares]: add-forgets-upstream (a catalogue mistake)
+## stage 2 contract, [rules-hand-shares]: mul-forgets-upstream (a catalogue mistake)
+## stage 2 contract, [rules-hand-shares]: mul-swapped-partials (a catalogue mistake)
+## stage 2 contract, [rules-hand-shares]: add-passes-the-data (a catalogue mistake)
+## stage 2 contract, [operands-untouched] mul-adopts-the-operand: __mul__ records other as a parent of self too
+##   says: operands stay leaves
+##   -        out = Value(self.data * other.data, (self, other), '*')
+##   +        self._prev.add(other)
+##   +        out = Value(self.data * other.data, (self, other), '*')
+##
+## stage 3 contract, [lift]: lift-raises (a catalogue mistake)
+## stage 3 contract, [constants-join] radd-swaps-to-sub: __radd__ subtracts
+##   says: 2 + v: Python calls v.__radd__(2)
+##   -        return self + other
+##   +        return self - other
+## stage 3 contract, [negation]: neg-detached (a catalogue mistake)
+## stage 3 contract, [subtraction]: rsub-operands-swapped (a catalogue mistake)
+## stage 3 contract, [subtraction]: sub-forgets-to-negate (a catalogue mistake)
+## stage 3 contract, [composition]: neg-detached (a catalogue mistake)
+## stage 3 contract, [unsupported-operands]: lift-raises (a catalogue mistake)
+## stage 3 contract, [unsupported-operands] mul-raises-for-unsupported: __mul__ raises a TypeError itself, not NotImplemented
+##   says: v * Other() raised TypeError
+##   -        if other is NotImplemented:
+##   -            return NotImplemented
+##   -        out = Value(self.data * other.data, (self, other), '*')
+##   +        if other is NotImplemented:
+##   +            raise TypeError('numbers only')
+##   +        out = Value(self.data * other.data, (self, other), '*')
+##
+## stage 4 contract, [new-nodes] tanh-unlabelled: labels tanh 't'
+##   says: label the node 'tanh'
+##   -        out = Value(t, (self,), 'tanh')
+##   +        out = Value(t, (self,), 't')
+## stage 4 contract, [slopes]: tanh-slope-from-input, exp-slope-from-input (catalogue mistakes)
+## stage 4 contract, [slopes]: relu-slope-one-at-zero, pow-exponent-off-by-one (catalogue mistakes)
+## stage 4 contract, [edges]: tanh-slope-via-cosh, tanh-via-exp (catalogue mistakes)
+## stage 4 contract, [edges]: pow-slope-via-division, exp-overflow-to-inf (catalogue mistakes)
+## stage 4 contract, [value-exponent-refused] pow-accepts-anything: never checks the exponent
+##   says: which does not say the problem is the exponent
+##   -        if not isinstance(exponent, (int, float)):
+##   +        if False:
+## stage 4 contract, [value-exponent-refused] pow-error-unnamed: raises a TypeError that never names the exponent's type
+##   says: which does not say the problem is the exponent
+##   -                f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "
+##   +                f"the exponent must be an int or float "
+## stage 4 contract, [division]: rtruediv-operands-swapped, truediv-detached (catalogue mistakes)
+## stage 4 contract, [composition]: tanh-slope-from-input (a catalogue mistake)
+## stage 4 another right way, pow-refuses-in-japanese: raises the Value-exponent TypeError with a message in Japanese
+##   -                f"Value ** exponent: the exponent must be an int or float, not {exponent!r} "
+##   -                f"(no gradient flows into an exponent here)"
+##   +                f"指数は int か float にしてください（{type(exponent).__name__} は使えません）"
+##
+## stage 5 contract, [order]: no-visited-set, outputs-before-inputs (catalogue mistakes)
+## stage 5 contract, [order]: order-reversed-twice-over (a catalogue mistake)
+## stage 5 contract, [no-recursion]: recursive-topological-sort (a catalogue mistake)
+## stage 5 contract, [no-recursion]: recursion-limit-raised (a catalogue mistake)
+## stage 5 contract, [every-rule-once]: root-not-seeded, no-reverse (catalogue mistakes)
+## stage 5 contract, [lone-leaf] leaf-root-unseeded: seeds the root only when it has parents
+##   says: dx/dx = 1
+##   -        self.grad = 1.0  # d(self)/d(self)
+##   +        if self._prev:
+##   +            self.grad = 1.0
+## stage 5 contract, [central-differences]: no-reverse (a catalogue mistake)
+##
+## Stage 6's [rules-add] is broken by every rule of autograd_kata/core/operations.py's table
+## written with = instead of +=, its <op>-rule-assigns mistake: tooltests/test_contracts.py
+## derives them from the table, so a new rule's needs no note here.
+## stage 6 contract, [paths-sum]: mul-rule-assigns, add-rule-assigns (catalogue mistakes)
+## stage 6 contract, [leaf-grads-kept]: backward-zeroes-every-grad (a catalogue mistake)
+## stage 6 contract, [agrees-with-pytorch]: pow-rule-assigns (a catalogue mistake)
+## stage 6 another right way, rules-add-longhand: writes the add rule as self.grad = self.grad + out.grad
+##   -            self.grad += out.grad    # d(a+b)/da = 1  # STUB: self.grad = out.grad    # d(a+b)/da = 1
+##   +            self.grad = self.grad + out.grad    # d(a+b)/da = 1  # STUB: self.grad = out.grad    # d(a+b)/da = 1
+##
+## stage 7 contract, [zero-grad]: zero-grad-skips-the-last, zero-grad-sets-int (catalogue mistakes)
+## stage 7 contract, [zero-grad] zero-grad-zeroes-data: zero_grad() resets the data too
+##   says: zero_grad() forgets gradients only
+##   -        for p in self.parameters():
+##   -            p.grad = 0.0
+##   +        for p in self.parameters():
+##   +            p.grad = 0.0
+##   +            p.data = 0.0
+## stage 7 contract, [grads-add-up]: leaf-root-seeded-with-equals (a catalogue mistake)
+## stage 7 contract, [grads-add-up] backward-resets-leaves: backward() zeroes the leaves' grads too
+##   says: backward() adds into leaf grads and never resets them
+##   -            if node._prev:
+##   -                node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
+##   +            if True:
+##   +                node.grad = 0.0  # interior grads start fresh, so leaves get exactly one more copy
+## stage 7 contract, [graph-released]: second-backward-accepted (a catalogue mistake)
+## stage 7 contract, [graph-released]: release-of-the-root-only (a catalogue mistake)
+## stage 7 contract, [graph-released] retain-skips-the-check: skips the released-graph check when retain_graph=True
+##   says: retain_graph=True asked for too late
+##   -            if node._backward is _spent:
+##   +            if not retain_graph and node._backward is _spent:
+## stage 7 contract, [refuses-first]: refuses-too-late (a catalogue mistake)
+## stage 7 contract, [refuses-first]: release-checked-on-the-root-only (a catalogue mistake)
+## stage 7 contract, [retain-graph]: micrograd-one-to-three (a catalogue mistake)
+## stage 7 contract, [retain-graph] retain-graph-ignored: releases the graph even with retain_graph=True
+##   says: backward(retain_graph=True) keeps the graph
+##   -            if node._prev and not retain_graph:
+##   +            if node._prev:
+## stage 7 contract, [fit-needs-zero-grad]: zero-grad-skips-the-last (a catalogue mistake)
+## stage 7 another right way, zero-grad-by-index: zero_grad() walks the parameters by index
+##   -        for p in self.parameters():
+##   -            p.grad = 0.0
+##   +        ps = self.parameters()
+##   +        for i in range(len(ps)):
+##   +            ps[i].grad = 0.0
+##
+## stage 8 contract, [neuron]: no-hidden-relu (a catalogue mistake)
+## stage 8 contract, [neuron] bias-drawn-at-random: draws the bias at random too
+##   says: the bias starts at 0.0
+##   -        self.b = Value(0.0)
+##   +        self.b = Value(rng.uniform(-1, 1))
+## stage 8 contract, [layer]: one-output-unwrapped-per-layer (a catalogue mistake)
+## stage 8 contract, [mlp]: last-layer-relu (a catalogue mistake)
+## stage 8 contract, [mlp] parameters-without-bias: a neuron's parameters() leaves out the bias
+##   says: one weight per input plus one bias
+##   -        return self.w + [self.b]
+##   +        return self.w
+## stage 8 contract, [seed]: seed-ignored, seed-reseeds-the-global-random (catalogue mistakes)
+## stage 8 contract, [seed]: seed-zero-taken-for-none (a catalogue mistake)
+## stage 8 contract, [lengths-checked]: zip-truncates (a catalogue mistake)
+## stage 8 contract, [lengths-checked] train-zip-truncates: train() zips inputs and targets without strict=True
+##   says: 3 inputs but 2 targets
+##   -        errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys, strict=True)]
+##   +        errors = [(model(x) - y) ** 2 for x, y in zip(xs, ys)]
+## stage 8 contract, [train]: train-no-zero-grad, train-zeroes-after-the-step (catalogue mistakes)
+## stage 8 contract, [train]: train-climbs-the-gradient (a catalogue mistake)
+## stage 8 contract, [train]: train-keeps-the-loss-value, train-sums-the-loss (catalogue mistakes)
+## stage 8 another right way, train-zeroes-by-hand: train() zeroes every parameter's grad itself instead of model.zero_grad()
+##   -        model.zero_grad()
+##   +        for p in model.parameters():
+##   +            p.grad = 0.0

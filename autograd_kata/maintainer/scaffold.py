@@ -10,7 +10,9 @@ rest:
 - the manifest's row (``autograd_kata/core/manifest.py``), no role;
 - its message files ``autograd_kata/locales/{en,ja}/stageNN.po``: the title and the lesson;
 - its ranges in ``reference/engine.py``: the module's docstring after the last stage's,
-  and its code at the end of the file;
+  and its code after the last stage's (above the file's last section, the contracts'
+  notes), and its block of that section: a clause's breaker to write
+  (``autograd_kata/maintainer/contracts.py``);
 - ``tests/test_stageNN_<slug>.py``: the contract's first clause and one test that fails
   until it is replaced (so ``kata verify`` fails on an unwritten stage);
 - ``hints/{en,ja}/stageNN_<slug>.md``: titled, three levels;
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from autograd_kata.core.errors import Refusal
 from autograd_kata.core.manifest import LANGS, STAGES, Stage
+from autograd_kata.maintainer.contracts import HEADING, placeholder_block
 
 #: what the scaffold leaves for a person to write; a tooltest fails while any is left in the kata
 PLACEHOLDER = "(kata new-stage: write this)"
@@ -50,8 +53,8 @@ def _files(s: Stage, title_ja: str) -> dict[str, str]:
 
 The contract, clause by clause:
 
-- [first-clause] {todo}: what holds, one clause per rule, each broken in
-  tooltests/test_contracts.py (CLAUSES).
+- [first-clause] {todo}: what holds, one clause per rule, each broken by a note in
+  reference/engine.py's last section ("Each stage's contract, broken clause by clause").
 """
 from autograd_kata.core.i18n import t
 from expect import Expect
@@ -82,8 +85,17 @@ def test_the_stage_is_written(engine):
 
 
 def _engine(text: str, s: Stage) -> str:
-    """reference/engine.py with the stage's docstring range after the last one's, its code at the end."""
+    """reference/engine.py with the stage's docstring range after the last one's, its code after the
+    last stage's code and its contract's block at the end of the contracts' section, the file's last."""
     n = s.number
+    lines = text.splitlines(keepends=True)
+    if HEADING + "\n" not in lines:
+        raise _refuse(f"reference/engine.py has no line {HEADING!r}: the contracts' section, the file's "
+                      "last, where the stage's block goes")
+    at = lines.index(HEADING + "\n")
+    while at and lines[at - 1] == "##\n":  # the section's own spacing lines, above its heading
+        at -= 1
+    section = len("".join(lines[:at]))
     start = text.index(f"# >> stage {n - 1} only\n")
     end = text.index("# <<\n", start) + len("# <<\n")
     doc = (f'# >> stage {n} only\n"""Stage {n} - {s.title}.\n\n{PLACEHOLDER}: what the stage teaches.\n'
@@ -91,7 +103,8 @@ def _engine(text: str, s: Stage) -> str:
            f'Stuck?         kata hint {n}\n"""\n# <<\n')
     code = (f"# >> stage {n}\n\n\ndef stage_{n}():\n    \"\"\"{PLACEHOLDER}: the stage's code, what the learner "
             f"writes between the markers.\"\"\"\n    # BEGIN SOLUTION\n    return None\n    # END SOLUTION\n# <<\n")
-    return text[:end] + doc + text[end:].rstrip("\n") + "\n" + code
+    return (text[:end] + doc + text[end:section].rstrip("\n") + "\n" + code + text[section:].rstrip("\n") + "\n"
+            + placeholder_block(n, PLACEHOLDER))
 
 
 def _manifest(text: str, s: Stage, points: int) -> str:
