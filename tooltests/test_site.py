@@ -486,19 +486,45 @@ def test_a_classic_mistake_in_stage_5_is_named_as_kata_check_5_names_it(page, te
     assert mistake.phrase in got["text"]
 
 
-def looping_stage_5() -> tuple[str, int]:
-    """The stage-5 reference with an endless loop as backward()'s first statement, and its line."""
+def looping_stage_5(loop: str = HANG_LINE) -> tuple[str, int]:
+    """The stage-5 reference with an endless ``loop`` (its lines, indented for backward's
+    body) as backward()'s first statement, and the loop's first line."""
     lines = reference(5).splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.strip().startswith("def backward(")) + 1
     if lines[at].strip().startswith('"""'):  # after the docstring
         at = next(j for j in range(at, len(lines)) if lines[j].rstrip().endswith('"""')
                   and (j > at or lines[j].strip().count('"""') == 2)) + 1
-    lines.insert(at, HANG_LINE)
+    lines[at:at] = loop.splitlines(keepends=True)
     return "".join(lines), at + 1
 
 
-def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_check_works(page, terminal):
-    source, line = looping_stage_5()
+# Endless loops whose turn has more than one line: where in a turn a stop lands depends on
+# the Python (3.11's signal, 3.14's sys.monitoring), the loop's header does not
+LOOPS = {"while": "        while True:\n            pass\n",
+         "for": "        import itertools\n        for turn in itertools.count():\n            turn -= 1\n"
+                "            turn += 1\n"}
+
+
+def hang_line(text: str) -> str:
+    """The line of a report that says where a hang was."""
+    at = t_in("en", "hang.at", where="").strip()
+    return next(ln for ln in text.splitlines() if at in ln)
+
+
+@pytest.mark.parametrize("kind", sorted(LOOPS))
+def test_kata_check_names_a_hang_on_its_loops_header(terminal, kind):
+    """The issue's `:29 pass` in the page, `:28 while True:` in the terminal: both now name the
+    innermost loop around the line the stop landed on, by its header (read with ast)."""
+    source, line = looping_stage_5(LOOPS[kind])
+    header = line + 1 if kind == "for" else line
+    said = terminal_says(terminal, 5, source, "check", "5")
+    code = source.splitlines()[header - 1].strip()
+    assert f"exercises/stage05_backward.py:{header}, in backward: {code}" in hang_line(said), said
+
+
+@pytest.mark.parametrize("loop", [HANG_LINE, LOOPS["while"]], ids=["one line", "two lines"])
+def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_check_works(page, terminal, loop):
+    source, line = looping_stage_5(loop)
     page.open(5)
     page.set_source(5, source)
     got = page.check(5)
@@ -507,9 +533,10 @@ def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_che
     assert "hung: " in got["text"] and place in got["text"], got["text"]
     assert got["line"] == line, "the page points at the loop's line, as data"
     marked = page.call("Array.from(document.querySelectorAll('#editor .cm-kata-line'), (e) => e.textContent)")
-    assert marked == [HANG_LINE.rstrip("\n")], "the editor marks that line"
+    assert marked == [loop.splitlines()[0]], "the editor marks that line"
     said = terminal_says(terminal, 5, source, "check", "5")
     assert place in said, "kata check 5 names the same line"
+    assert hang_line(got["text"]) == hang_line(said), "the page and the terminal say the same words"
     hung = [ln for ln in got["text"].splitlines() if "hung: " in ln]
     assert hung == [ln for ln in said.splitlines() if "hung: " in ln]
     page.set_source(5, reference(5))

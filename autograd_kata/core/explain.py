@@ -5,7 +5,8 @@ The root ``conftest.py`` calls :func:`crash` for an unexpected exception and
 message a learner reads (``kata check`` and plain pytest alike).
 
 A place is ``exercises/stageNN_x.py:LINE`` and that line's text: the innermost
-frame in the learner's module.  In grading, the learner's code runs in a
+frame in the learner's module (for a hang, the header of the innermost loop around
+that frame's line: :func:`hung_frame`, the same line on every Python).  In grading, the learner's code runs in a
 sandbox process and its exceptions carry ``learner_frames = [(filename,
 lineno, line_text), ...]``, used when present.
 
@@ -20,6 +21,8 @@ the conftest names it as data (``core/results/kinds.py``).
 """
 from __future__ import annotations
 
+import ast
+import linecache
 import re
 import traceback
 from collections import Counter
@@ -174,9 +177,62 @@ def crash(error: BaseException, module_file: str, root: Path, stage: int, test_p
     return joined(lines, "\n")
 
 
+def _learner_lines(error: BaseException, module_file: str) -> list[str]:
+    """The lines of the learner's module as ``error``'s frames name it (the file's full path, in
+    a traceback or the sandbox's ``learner_frames``); [] when it cannot be read."""
+    given = getattr(error, "learner_frames", None)
+    names = ([str((list(entry) + [""])[0]) for entry in given] if given
+             else [f.filename for f in traceback.extract_tb(error.__traceback__)])
+    mine = [name for name in names if _norm(name).endswith(module_file.rsplit("/", 1)[-1])]
+    return linecache.getlines(mine[-1]) if mine else []
+
+
+def innermost_loop(lines: list[str], line: int) -> int | None:
+    """The header line of the innermost ``while`` or ``for`` of the same function whose body
+    holds ``line`` (in ``lines``, a module's source); None outside every loop or unparsable."""
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    found: int | None = None
+
+    def visit(node: ast.AST, loop: int | None) -> None:
+        nonlocal found
+        for child in ast.iter_child_nodes(node):
+            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if start is None or end is None or not start <= line <= end:
+                continue
+            here: int | None = loop
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                here = None  # a loop around a definition does not run its body
+            elif isinstance(child, (ast.While, ast.For, ast.AsyncFor)):
+                in_else = bool(child.orelse) and line >= child.orelse[0].lineno
+                here = loop if in_else else child.lineno
+            found = here
+            visit(child, here)
+
+    visit(tree, None)
+    return found
+
+
+def hung_frame(error: BaseException, module_file: str):
+    """Where a hang is named: the learner's innermost frame, on the header of the innermost loop
+    that holds the line it was stopped at.  Where in a loop's turn a stop lands depends on the
+    Python (3.11 at a signal stops ``while True: pass`` on its header, 3.14's sys.monitoring on
+    the body's last line, the jump back): the loop's header is the same on every Python, so
+    the terminal and the page name the same line.  None when no frame is the learner's."""
+    frames = frames_in(error, module_file)
+    if not frames:
+        return None
+    path, line, name, text = frames[-1]
+    lines = _learner_lines(error, module_file)
+    loop = innermost_loop(lines, line) if lines else None
+    return (path, loop, name, lines[loop - 1].strip()) if loop else frames[-1]
+
+
 def hang(error: BaseException, module_file: str, limit: float, stage: int) -> str:
     """The message for a test that ran past its time limit (data, as ``crash``'s)."""
-    frames = frames_in(error, module_file)
-    where = (t("hang.at", where=_where(frames[-1])) if frames
+    frame = hung_frame(error, module_file)
+    where = (t("hang.at", where=_where(frame)) if frame
              else t("hang.nowhere", file=module_file))
     return joined([t("hang.prefix"), t("hang.message", limit=f"{limit:g}", where=where, n=stage)])

@@ -163,7 +163,9 @@ def pytest_runtest_makereport(item, call):
     if kind in ("crash", "hang", "unwritten") and call.excinfo and stage:
         frames = explain.frames_in(call.excinfo.value, _module_file(item, stage))
         if frames:  # the learner's line (a stub's raise too), as data: the message says it in words
-            mine = explain.learner_frame(frames, item.config.rootpath, stage.number) if kind == "crash" else frames[-1]
+            mine = (explain.learner_frame(frames, item.config.rootpath, stage.number) if kind == "crash"
+                    else explain.hung_frame(call.excinfo.value, _module_file(item, stage)) if kind == "hang"
+                    else frames[-1])
             record_where(report, mine[0], mine[1])
     said = _explained(item, report, call.excinfo.value if call.excinfo else None, stage)
     if isinstance(said, Text):  # the message is one composite message (a crash, a hang, ...): that is its data
