@@ -22,6 +22,7 @@ from autograd_kata.site import build as site_build
 from kit import ROOT, clone, stub
 
 pytestmark = pytest.mark.timeout(300)
+NEW_BUILD = "0123456789abcdef"  # a build id no build of these files has
 
 
 def worker_says(folder: Path) -> tuple[str, list[str]]:
@@ -108,6 +109,79 @@ def test_two_copies_on_one_origin_keep_their_own_files(site, tmp_path):
                 page.ready()
                 css = page.call("fetch('style.css').then((r) => r.text())")
                 assert css.startswith(marker) == (name == "two"), f"copy {name} was served the other copy's style.css"
+    finally:
+        if stop is not None:
+            stop()
+
+
+def test_a_copy_nested_in_another_keeps_its_own_files_code_and_offline_reload(site, tmp_path):
+    """A copy at /k/ and another at /k/inner/: the outer worker's scope (/k/) covers the inner
+    folder, so the inner page's first load is the outer worker's to answer. Each page must
+    still load its own files (the inner copy's own style.css), keep its own saved code, cache
+    only its own folder's files (a new build of the outer copy replaces its own cache, not the
+    inner's), and start again offline from its own cache."""
+    outer, inner = tmp_path / "k", tmp_path / "k" / "inner"
+    shutil.copytree(site, outer)
+    shutil.copytree(site, inner)
+    marker = "/* the inner copy */\n"
+    style = inner / "style.css"
+    style.write_text(marker + style.read_text(encoding="utf-8"), encoding="utf-8")
+    root_url, stop = serve(tmp_path)
+    build_id, _ = worker_says(site)
+    code = {"k/": "# the outer copy's\n" + stub(1), "k/inner/": "# the inner copy's\n" + stub(1)}
+    css = "fetch('style.css').then((r) => r.text())"
+    try:
+        with browser_at(root_url + "k/") as page:
+            for folder in ("k/", "k/inner/"):  # the outer first: its worker is there when the inner one loads
+                if folder != "k/":
+                    page.driver.get(f"{root_url}{folder}index.html")
+                    page.ready()
+                kept = offline_ready(page)
+                assert kept["scope"] == root_url + folder, kept
+                assert kept["caches"] == [f"kata:{root_url}{folder}:{build_id}"], kept
+                assert page.call(css).startswith(marker) == (folder == "k/inner/"), f"{folder} got the other's style"
+                page.set_source(1, code[folder])
+            # a new build of the outer copy: its new worker replaces its own cache, not the inner's
+            outer_style = outer / "style.css"
+            outer_style.write_text("/* the outer copy, rebuilt */\n" + outer_style.read_text(encoding="utf-8"),
+                                   encoding="utf-8")
+            worker_js = outer / site_build.SERVICE_WORKER
+            worker_js.write_text(worker_js.read_text(encoding="utf-8").replace(build_id, NEW_BUILD), encoding="utf-8")
+            page.driver.get(f"{root_url}k/index.html")
+            page.ready()
+            names = page.call("(async () => { let names; for (let i = 0; i < 600; i++) {"
+                              " names = (await caches.keys()).sort(); if (names.includes(args[0])"
+                              " && !names.includes(args[1])) return names;"
+                              " await new Promise((r) => setTimeout(r, 100)); } return names; })()",
+                              f"kata:{root_url}k/:{NEW_BUILD}", f"kata:{root_url}k/:{build_id}")
+            assert names == sorted([f"kata:{root_url}k/:{NEW_BUILD}", f"kata:{root_url}k/inner/:{build_id}"]), \
+                f"after the outer copy's new build the caches are {names}"
+            builds = {"k/": NEW_BUILD, "k/inner/": build_id}
+            # each cache holds its own folder's files only: not the other copy's
+            held = page.call("(async () => { const out = {}; for (const name of await caches.keys())"
+                             " out[name] = (await (await caches.open(name)).keys()).map((r) => r.url);"
+                             " return out; })()")
+            for folder in ("k/", "k/inner/"):
+                urls = held[f"kata:{root_url}{folder}:{builds[folder]}"]
+                assert urls and all(url.startswith(root_url + folder) for url in urls)
+                other = [url for url in urls if folder == "k/" and url.startswith(root_url + "k/inner/")]
+                assert other == [], f"the outer copy's cache holds the inner copy's files: {other[:3]}"
+            stop()
+            stop = None
+            assert stopped(root_url + "k/")
+            for folder in ("k/inner/", "k/"):
+                page.driver.get(f"{root_url}{folder}index.html")
+                try:
+                    page.ready()
+                except AssertionError as error:
+                    raise AssertionError(f"{folder} did not start again offline ({error})") from None
+                worker = page.call("navigator.serviceWorker.controller && navigator.serviceWorker.controller.scriptURL")
+                assert worker == f"{root_url}{folder}sw.js", f"{folder} offline is answered by {worker}"
+                assert page.call(css).startswith(marker if folder == "k/inner/" else "/* the outer copy, rebuilt */"), \
+                    f"{folder} offline was served another copy's (or build's) style.css"
+                assert page.call("window.kata.shown()") == code[folder], f"{folder} shows another copy's code"
+                got = page.check(1)
+                assert got["passed"] is False and got["text"].startswith("Stage 1 - "), got
     finally:
         if stop is not None:
             stop()

@@ -10,6 +10,8 @@
 // named by its folder, and neither answers for the other's files.
 const BUILD = "__KATA_BUILD__";
 const FILES = ["__KATA_FILES__"];
+// the colon ends the scope: a copy in a folder of this one (/k/inner/ in /k/) has caches this
+// worker's PREFIX does not match, so a new build here deletes none of them
 const PREFIX = `kata:${self.registration.scope}:`;
 const CACHE = PREFIX + BUILD;
 const KEPT = new Set(FILES.map((path) => new URL(path, self.registration.scope).href));
