@@ -614,9 +614,14 @@ def test_keys_typed_into_the_editor_are_what_check_tests(page):
     page.set_source(1, stub(1))
 
 
-def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_again(page):
-    """No Python event to stop it at: the page's watchdog ends the worker and starts a new one."""
+def test_a_loop_inside_c_is_stopped_from_outside_naming_its_test_and_the_page_starts_python_again(page, terminal):
+    """No Python event to stop it at: the page's watchdog ends the worker and starts a new one.
+    It names the test the loop was in (the first to call backward(), the one a loop in Python
+    fails in the terminal) and says why no line is named: the time went in a call that never
+    came back to Python code."""
     source, _ = looping_stage_5()
+    in_python = terminal_says(terminal, 5, source, "check", "5")
+    first = next(ln.strip().removeprefix("✗ ") for ln in in_python.splitlines() if ln.startswith("✗ "))
     source = source.replace(HANG_LINE, "        import itertools; sum(itertools.count())  # a loop in C\n")
     page.set_source(5, source)
     page.call("(window.kata.watchdogMs = 4000)")
@@ -624,10 +629,11 @@ def test_a_loop_inside_c_is_stopped_from_outside_and_the_page_starts_python_agai
         got = page.check(5)
     finally:
         page.call("(window.kata.watchdogMs = 60000)")
-    assert got["passed"] is False
+    assert got["passed"] is False and got["line"] is None, got
     assert got["text"].splitlines() == [
-        "hung: a test ran past its time limit and stopped every test",
-        "The page stopped the run and started Python again; your code is kept."]
+        "hung: " + t_in("en", "site.hang_in_c", test=first, seconds=4).replace("`", ""),
+        "The page stopped the run and started Python again; your code is kept."], got["text"]
+    assert f"{first} had not finished after 4 s" in got["text"] and "never came back to Python" in got["text"]
     assert page.call("window.kata.getSource(5)") == source
     page.set_source(5, reference(5))
     assert page.check(5)["passed"] is True, "the new worker checks the next edit"

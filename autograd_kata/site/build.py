@@ -85,7 +85,7 @@ PAGE_IDS = ("site.title", "site.lead", "site.stage", "site.check", "site.hint", 
             "site.restarted", "site.versions", "site.local", "site.not_here",
             "site.no_backup", "site.plain_editor", "site.locked", "site.checking", "site.restarting",
             "site.other_tab", "site.recursion", "site.no_result", "site.escape_tab", "site.editor_keys", "site.output",
-            "site.downloaded",
+            "site.downloaded", "site.hang_in_c",
             "hang.prefix", "hang.whole_run")
 
 

@@ -30,7 +30,7 @@ import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -242,10 +242,11 @@ def command(call, lang: str | None = None) -> tuple[int, str]:
     return int(code or 0), printed.getvalue().rstrip("\n")
 
 
-def check(number: int, lang: str | None = None) -> dict:
+def check(number: int, lang: str | None = None, on_test: Callable[[str], object] | None = None) -> dict:
     """``kata check N``: ``{"passed": bool, "text": what the terminal shows, "line": the
     learner's line where the first failure stopped, or None}``, plus one line naming
-    the tests the page leaves out (``native_only``), if any."""
+    the tests the page leaves out (``native_only``), if any.  ``on_test`` is told each
+    test's name (as the report names it) as it starts."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import stage
     from autograd_kata.core.state import known_results
@@ -253,7 +254,11 @@ def check(number: int, lang: str | None = None) -> dict:
     from autograd_kata.learner.feedback import ordered_failures, short_name
     from autograd_kata.site import limits
     limits.LEFT_OUT.clear()
-    code, text = command(lambda: commands.check(stage=str(number)), lang)
+    limits.ON_TEST = (lambda name: on_test(short_name(name, stage(number)))) if on_test is not None else None
+    try:
+        code, text = command(lambda: commands.check(stage=str(number)), lang)
+    finally:
+        limits.ON_TEST = None
     if limits.LEFT_OUT:
         names = ", ".join(short_name(name, stage(number)) for name in limits.LEFT_OUT)
         text += "\n" + t("site.not_here", names=names, stage=number)

@@ -180,9 +180,17 @@ def limit_of(item) -> float | None:
     return value if value and value > 0 else None
 
 
+# Told each test's name as it starts (the page's worker sets it for a check): a loop in C
+# never gives Python back, so the page, which ends the worker from outside, names the test
+# it was in from what it was told last.
+ON_TEST: Callable[[str], object] | None = None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """As pytest-timeout: one limit for the whole test (setup, call and teardown)."""
+    if ON_TEST is not None:
+        ON_TEST(item.name)
     seconds = limit_of(item)
     limiter = item.config.stash[LIMITER]
     if seconds is None:

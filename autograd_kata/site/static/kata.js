@@ -63,10 +63,11 @@ function sources() {
 function startWorker() {
   worker = new Worker("worker.js", { type: "module" });
   worker.onmessage = (event) => {
-    const { id, running, result, error } = event.data;
+    const { id, running, test, result, error } = event.data;
     const entry = pending.get(id);
     if (!entry) return;
     if (running) { if (entry.onRunning) entry.onRunning(); return; }
+    if (test !== undefined) { entry.test = test; return; }  // the test a check is in now
     pending.delete(id);
     clearTimeout(entry.timer);
     if (error !== undefined) entry.reject(new Error(error)); else entry.resolve(result);
@@ -121,7 +122,11 @@ function stuck(id) {
   // else a new worker: the page goes on, the learner's text is in the page
   pending.delete(id);
   restart(id);
-  entry.resolve({ passed: false, text: `${say("hang.prefix")}${say("hang.whole_run")}\n${say("site.restarted")}` });
+  // which test, and that its time went in a call that never came back to Python; not the line
+  // (docs/maintainers.md, "The page": the worker is ended from outside, its stack with it)
+  const why = entry.test ? say("site.hang_in_c", { test: entry.test, seconds: Math.round(kata.watchdogMs / 1000) })
+    : say("hang.whole_run");
+  entry.resolve({ passed: false, text: `${say("hang.prefix")}${why}\n${say("site.restarted")}` });
 }
 
 // --- the editor ---------------------------------------------------------------
