@@ -522,6 +522,17 @@ def test_kata_check_names_a_hang_on_its_loops_header(terminal, kind):
     assert f"exercises/stage05_backward.py:{header}, in backward: {code}" in hang_line(said), said
 
 
+def test_kata_check_stops_a_loop_inside_c_within_its_limit_and_names_its_line(terminal):
+    """No signal stops ``sum(itertools.count())`` (no Python event until it returns: kata check
+    waited out its 300 s run limit). faulthandler's own thread, armed each test 3 s past its limit
+    (results.channel.CLoopWatch), ends the run and writes the stacks, which name the learner's line."""
+    source, line = looping_stage_5("        import itertools\n        sum(itertools.count())  # a loop in C\n")
+    said = terminal_says(terminal, 5, source, "check", "5")
+    hung = [ln for ln in said.splitlines() if "hung: " in ln]
+    assert hung and f"exercises/stage05_backward.py:{line + 1}: sum(itertools.count())" in hung[0], said
+    assert t_in("en", "hang.whole_run_next", n=5).strip() in said, said
+
+
 @pytest.mark.parametrize("loop", [HANG_LINE, LOOPS["while"]], ids=["one line", "two lines"])
 def test_an_infinite_loop_in_stage_5_is_stopped_naming_its_line_and_the_next_check_works(page, terminal, loop):
     source, line = looping_stage_5(loop)

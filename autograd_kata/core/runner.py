@@ -26,6 +26,7 @@ not leave the others untested.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import re
 import subprocess
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from autograd_kata.core import i18n
 from autograd_kata.core.manifest import STAGES, Stage
+from autograd_kata.core.results.kinds import hang_dump
 from autograd_kata.core.results.model import StageResult, TestResult
 
 # Plugins that change which tests run, in what order, how often or in which
@@ -158,16 +160,19 @@ def broken_run(status, output: str, stages) -> str:
 
 
 def hang_location(output: str, stage: Stage) -> str:
-    """From pytest-timeout's stack dump (thread method): the innermost line of
-    the stage's module, as ``path:line: text``; "" if none."""
+    """From a stack dump, pytest-timeout's (thread method: innermost frame last, each with its
+    line's text) or faulthandler's (``results.channel.CLoopWatch``, which ends a loop inside C:
+    innermost first, no text, read here from the file): the innermost line of the stage's module,
+    as ``path:line: text``; "" if none."""
     frames = re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', output)
-    own = [(p, n, text) for p, n, text in frames if p.replace("\\", "/").endswith(stage.source("exercises"))
-           or p.replace("\\", "/").endswith(stage.source("solutions"))]
+    if not frames:  # faulthandler's: most recent call first
+        frames = [(p, n, linecache.getline(p, int(n)))
+                  for p, n in reversed(re.findall(r'File "([^"]+)", line (\d+) in \S+', output))]
+    own = [(short, n, text) for p, n, text in frames for short in (stage.source("exercises"), stage.source("solutions"))
+           if p.replace("\\", "/").endswith(short)]
     if not own:
         return ""
-    path, line, text = own[-1]
-    short = next(stage.source(impl) for impl in ("exercises", "solutions")
-                 if path.replace("\\", "/").endswith(stage.source(impl)))
+    short, line, text = own[-1]
     return f"{short}:{line}: {text.strip()}"
 
 
@@ -180,6 +185,8 @@ def _run_once(impl, stages, root, timeout, extra):
                                   env=child_env(impl), capture_output=True, text=True,
                                   encoding="utf-8", errors="replace", timeout=timeout)
             output, code = proc.stdout + proc.stderr, proc.returncode
+            if hang_dump(out).is_file():  # faulthandler ended a test no signal could stop (a loop in C)
+                output += "\n" + hang_dump(out).read_text(encoding="utf-8", errors="replace")
             crash = f"{i18n.t('runner.exited', code=proc.returncode)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         except subprocess.TimeoutExpired:
             output, code, crash = "", None, i18n.t("runner.timeout", seconds=f"{timeout:.0f}")

@@ -36,6 +36,8 @@ from collections.abc import Callable
 
 import pytest
 
+from autograd_kata.core.results.channel import limit_of
+
 MESSAGE = "Timeout (>%ss) from pytest-timeout."  # pytest-timeout's own words: the root conftest reads them
 TOOL_ID = 4  # sys.monitoring's tool ids 0-5; 4 and 5 are free for tools (0-3: debugger, coverage, profiler, optimizer)
 WATCHED_DIRS = ("exercises", "solutions", "tests")
@@ -163,21 +165,6 @@ def pytest_unconfigure(config):
     limiter = config.stash.get(LIMITER, None)
     if limiter is not None:
         limiter.stop()
-
-
-def limit_of(item) -> float | None:
-    marker = item.get_closest_marker("timeout")
-    if marker is not None:
-        value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
-    else:
-        value = item.config.getoption("timeout", None)
-        if value is None:
-            value = item.config.getini("timeout")
-    try:
-        value = float(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
-    return value if value and value > 0 else None
 
 
 # Told each test's name as it starts (the page's worker sets it for a check): a loop in C

@@ -27,9 +27,17 @@ broke while reporting it: an INTERNALERROR) is an "error" that says so. A
 collected test that never reported at all (the session was cut short) is
 absent: readers count from ``collected`` and fail closed, and read
 ``exitstatus``: only 0 and 1 are a verdict.
+
+Beside it, ``PATH.hang`` (``hang_dump``): a run whose time limits pytest-timeout keeps arms
+``faulthandler`` for each test, ``GRACE`` seconds past its limit. A signal cannot stop code that
+never comes back to Python (``sum(itertools.count())``: a loop inside C), but faulthandler's own
+thread can: it writes every thread's stack there (its first line "Timeout (h:mm:ss)!") and ends
+the process, so the run ends within the test's limit and the runner names the learner's line
+(``runner.hang_location``).
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 from pathlib import Path
@@ -37,7 +45,14 @@ from pathlib import Path
 import pytest
 
 from autograd_kata.core.manifest import stage_of_module
-from autograd_kata.core.results.kinds import KIND_PROPERTY, KINDS, MISTAKE_PROPERTY, SAID_PROPERTY, WHERE_PROPERTY
+from autograd_kata.core.results.kinds import (
+    KIND_PROPERTY,
+    KINDS,
+    MISTAKE_PROPERTY,
+    SAID_PROPERTY,
+    WHERE_PROPERTY,
+    hang_dump,
+)
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
@@ -143,7 +158,53 @@ def _message(report) -> str:
     return text
 
 
+#: seconds past a test's limit before faulthandler ends a run that pytest-timeout's signal could not stop
+GRACE = 3.0
+
+
+def limit_of(item) -> float | None:
+    """A test's time limit as pytest-timeout reads it: its marker, else --timeout, else the ini's."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None:
+        value = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    else:
+        value = item.config.getoption("timeout", None)
+        if value is None:
+            value = item.config.getini("timeout")
+    try:
+        value = float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+    return value if value and value > 0 else None
+
+
+class CLoopWatch:
+    """Each test armed (setup, call and teardown, as pytest-timeout's one limit): past its limit
+    and ``GRACE``, every thread's stack to the dump, then the process ends."""
+
+    def __init__(self, dump: Path):
+        self.file = open(dump, "w", encoding="utf-8")  # noqa: SIM115 - open until the process ends
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        seconds = limit_of(item)
+        if seconds is None:
+            return (yield)
+        faulthandler.dump_traceback_later(seconds + GRACE, exit=True, file=self.file)
+        try:
+            return (yield)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+
 def pytest_configure(config):
     path = config.getoption("kata_results")
     if path:
         config.pluginmanager.register(Recorder(Path(path).resolve()), "kata-results-recorder")
+        timeout = any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout"))
+        if timeout and hasattr(faulthandler, "dump_traceback_later"):  # the page limits time itself
+            try:
+                watch = CLoopWatch(hang_dump(Path(path).resolve()))
+            except OSError:  # nowhere to write the stacks: the signal's limit alone, as before
+                return
+            config.pluginmanager.register(watch, "kata-c-loop-watch")

@@ -15,6 +15,12 @@ MISTAKE_PROPERTY = "kata_mistake"  # ... of the classic mistake they name (core.
 WHERE_PROPERTY = "kata_where"  # ... of the learner's file and line it failed in
 
 
+def hang_dump(results):
+    """Beside a results file (a ``Path``): the stacks faulthandler wrote when it ended a run whose
+    time limit no signal could enforce (``results.channel.CLoopWatch``); the runner reads them."""
+    return results.with_name(results.name + ".hang")
+
+
 def cause_first(tests) -> list:
     """The failing ones of ``tests`` (``outcome.TestResult``s), the one that explains
     the most first: by kind, most basic first, except that a wrong value naming a classic
