@@ -176,6 +176,13 @@ def hang_location(output: str, stage: Stage) -> str:
     return f"{short}:{line}: {text.strip()}"
 
 
+def stacks_left(results: Path) -> str:
+    """The stacks faulthandler wrote beside ``results`` when it ended a test no signal could stop
+    (a loop inside C: ``results.channel.CLoopWatch``), to read as the run's output; "" if none."""
+    dump = hang_dump(results)
+    return "\n" + dump.read_text(encoding="utf-8", errors="replace") if dump.is_file() else ""
+
+
 def _run_once(impl, stages, root, timeout, extra):
     """(results or None, why not, the kind of why not: "hang" or "")."""
     with tempfile.TemporaryDirectory(prefix="kata-") as tmp:
@@ -184,9 +191,7 @@ def _run_once(impl, stages, root, timeout, extra):
             proc = subprocess.run(pytest_command(impl, stages, out, extra, root), cwd=root,
                                   env=child_env(impl), capture_output=True, text=True,
                                   encoding="utf-8", errors="replace", timeout=timeout)
-            output, code = proc.stdout + proc.stderr, proc.returncode
-            if hang_dump(out).is_file():  # faulthandler ended a test no signal could stop (a loop in C)
-                output += "\n" + hang_dump(out).read_text(encoding="utf-8", errors="replace")
+            output, code = proc.stdout + proc.stderr + stacks_left(out), proc.returncode
             crash = f"{i18n.t('runner.exited', code=proc.returncode)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         except subprocess.TimeoutExpired:
             output, code, crash = "", None, i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
