@@ -244,6 +244,9 @@ def test_the_page_in_japanese_shows_no_backtick_and_the_words_it_marked(page):
         note = page.call("document.querySelector('#note').textContent")
         assert note == t_in("ja", "site.escape_tab").replace("`", "") and "次の Tab で" in note, note
         assert "`" not in page.call("document.body.innerText")
+        page.call("window.kata.setLang('en')")  # the note is said again in the new language, as the status
+        note = page.call("document.querySelector('#note').textContent")
+        assert note == t_in("en", "site.escape_tab"), f"after a switch to English the note says {note!r}"
     finally:
         page.call("window.kata.setLang('en')")
 

@@ -242,11 +242,12 @@ def command(call, lang: str | None = None) -> tuple[int, str]:
     return int(code or 0), printed.getvalue().rstrip("\n")
 
 
-def check(number: int, lang: str | None = None, on_test: Callable[[str], object] | None = None) -> dict:
+def check(number: int, lang: str | None = None,
+          on_test: Callable[[str | None, float | None], object] | None = None) -> dict:
     """``kata check N``: ``{"passed": bool, "text": what the terminal shows, "line": the
     learner's line where the first failure stopped, or None}``, plus one line naming
     the tests the page leaves out (``native_only``), if any.  ``on_test`` is told each
-    test's name (as the report names it) as it starts."""
+    test's name (as the report names it) and its bound as it starts (``limits.ON_TEST``)."""
     from autograd_kata.core.i18n import t
     from autograd_kata.core.manifest import stage
     from autograd_kata.core.state import known_results
@@ -254,7 +255,8 @@ def check(number: int, lang: str | None = None, on_test: Callable[[str], object]
     from autograd_kata.learner.feedback import ordered_failures, short_name
     from autograd_kata.site import limits
     limits.LEFT_OUT.clear()
-    limits.ON_TEST = (lambda name: on_test(short_name(name, stage(number)))) if on_test is not None else None
+    limits.ON_TEST = ((lambda name, seconds: on_test(short_name(name, stage(number)) if name else None, seconds))
+                      if on_test is not None else None)
     try:
         code, text = command(lambda: commands.check(stage=str(number)), lang)
     finally:

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import pytest
 
-from autograd_kata.core.results.channel import limit_of
+from autograd_kata.core.results.channel import GRACE, limit_of
 
 MESSAGE = "Timeout (>%ss) from pytest-timeout."  # pytest-timeout's own words: the root conftest reads them
 TOOL_ID = 4  # sys.monitoring's tool ids 0-5; 4 and 5 are free for tools (0-3: debugger, coverage, profiler, optimizer)
@@ -167,26 +167,39 @@ def pytest_unconfigure(config):
         limiter.stop()
 
 
-# Told each test's name as it starts (the page's worker sets it for a check): a loop in C
-# never gives Python back, so the page, which ends the worker from outside, names the test
-# it was in from what it was told last.
-ON_TEST: Callable[[str], object] | None = None
+# Told each test's name as it starts, with the seconds after which the page may end the worker
+# (the page's worker sets it for a check): a loop in C never gives Python back, so the page,
+# which ends the worker from outside, names the test it was in from what it was told last.
+# The seconds are the test's limit and the terminal's GRACE (its CLoopWatch ends a loop in C
+# then), None once Python has the test back past its limit (the page's long watchdog again);
+# ``(None, None)`` as it ends.
+ON_TEST: Callable[[str | None, float | None], object] | None = None
+
+
+def _tell(name: str | None, seconds: float | None) -> None:
+    if ON_TEST is not None:
+        ON_TEST(name, seconds)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """As pytest-timeout: one limit for the whole test (setup, call and teardown)."""
-    if ON_TEST is not None:
-        ON_TEST(item.name)
     seconds = limit_of(item)
+    _tell(item.name, seconds + GRACE if seconds is not None else None)
     limiter = item.config.stash[LIMITER]
-    if seconds is None:
-        return (yield)
-    limiter.start(seconds, lambda: pytest.fail.Exception(MESSAGE % seconds, pytrace=False))
+
+    def over():  # the limit noticed, at an event of the kata's code: no loop in C
+        _tell(item.name, None)
+        return pytest.fail.Exception(MESSAGE % seconds, pytrace=False)
+
+    if seconds is not None:
+        limiter.start(seconds, over)
     try:
         return (yield)
     finally:
-        limiter.stop()
+        if seconds is not None:
+            limiter.stop()
+        _tell(None, None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -199,6 +212,7 @@ def pytest_runtest_call(item):
     seconds = limit_of(item)
     if seconds is not None and limiter.until is not None and time.monotonic() > limiter.until:
         limiter.until = None  # the teardown runs in peace, as after a fired limit
+        _tell(item.name, None)  # the long C call came back
         raise pytest.fail.Exception(MESSAGE % seconds, pytrace=False)
     return result
 

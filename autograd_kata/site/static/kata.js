@@ -67,7 +67,7 @@ function startWorker() {
     const entry = pending.get(id);
     if (!entry) return;
     if (running) { if (entry.onRunning) entry.onRunning(); return; }
-    if (test !== undefined) { entry.test = test; return; }  // the test a check is in now
+    if (test !== undefined) { entry.test = test; watch(id, entry, event.data.seconds); return; }  // the test it is in now
     pending.delete(id);
     clearTimeout(entry.timer);
     if (error !== undefined) entry.reject(new Error(error)); else entry.resolve(result);
@@ -104,10 +104,20 @@ function call(method, args = [], watched = false) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
     const entry = { resolve, reject, timer: null, message: { id, method, args } };
-    if (watched) entry.onRunning = () => { entry.timer = setTimeout(() => stuck(id), kata.watchdogMs); };
+    if (watched) entry.onRunning = () => watch(id, entry, null);
     pending.set(id, entry);
     worker.postMessage({ id, method, args });
   });
+}
+
+// A running check's watchdog: while a test runs, its limit and the terminal's grace (the worker
+// says how long: a loop in C is stopped when `kata check` stops it), else kata.watchdogMs (the
+// collection, between tests, a test Python took back past its limit); never past kata.watchdogMs.
+function watch(id, entry, seconds) {
+  clearTimeout(entry.timer);
+  entry.interrupted = false;  // Python told the page something: an interrupt, if one was sent, worked
+  entry.waitMs = seconds ? Math.min(seconds * 1000, kata.watchdogMs) : kata.watchdogMs;
+  entry.timer = setTimeout(() => stuck(id), entry.waitMs);
 }
 
 function stuck(id) {
@@ -124,7 +134,7 @@ function stuck(id) {
   restart(id);
   // which test, and that its time went in a call that never came back to Python; not the line
   // (docs/maintainers.md, "The page": the worker is ended from outside, its stack with it)
-  const why = entry.test ? say("site.hang_in_c", { test: entry.test, seconds: Math.round(kata.watchdogMs / 1000) })
+  const why = entry.test ? say("site.hang_in_c", { test: entry.test, seconds: Math.round(entry.waitMs / 1000) })
     : say("hang.whole_run");
   entry.resolve({ passed: false, text: `${say("hang.prefix")}${why}\n${say("site.restarted")}` });
 }
@@ -153,8 +163,8 @@ const editor = editorChoice.module.createEditor($("editor"), {
   // Escape, then Tab, leaves the editor (Tab alone indents): #keys says it, the note too while
   // that way out is open (until another key, or the focus is back in the editor)
   onWayOut: (open) => {
-    if (open) tell(say("site.escape_tab"));
-    else if ($("note").textContent === say("site.escape_tab")) tell("");
+    if (open) tell("site.escape_tab");
+    else if (noted && noted.id === "site.escape_tab") tell();
   },
 });
 
@@ -195,7 +205,10 @@ function show(text, passed = null) {
 // not a data-text element: that would put "Loading" back on a page that is ready)
 let statusId = "site.loading";
 function status(id) { statusId = id; $("status").textContent = say(id); }
-function tell(text) { $("note").textContent = text; }  // a word about the editor, under the buttons
+// A word about the editor under the buttons, kept by its catalogue id (and fields) so a new
+// language says it again, as the status
+let noted = null;
+function tell(id = null, fields = {}) { noted = id && { id, fields }; $("note").textContent = id ? say(id, fields) : ""; }
 function settle() { status(pythonReady ? "site.ready" : "site.restarting"); }
 
 async function stageTitles() {
@@ -217,6 +230,7 @@ function words() {
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = say(node.dataset.text);
   for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", say(node.dataset.label));
   status(statusId);
+  if (noted) tell(noted.id, noted.fields);
   document.title = say("site.title");
   $("explore").href = `explore.${lang}.html`;
   $("versions").textContent = say("site.versions", { pyodide: site.pyodide, python: site.python,
@@ -249,7 +263,7 @@ async function open(stage) {
   shownStage = Number(stage);
   followed = null;
   editor.setLocked(false);
-  tell("");
+  tell();
   $("restore").disabled = Boolean(running) || !backups(stage).length;
 }
 
@@ -374,7 +388,7 @@ const kata = {
     link.download = "exercises.zip";
     link.click();
     // the browser may save it without a word: the page says what it gave, under the buttons
-    tell(say("site.downloaded", { file: link.download, files: names.map((name) => name.split("/").pop()).join(", ") }));
+    tell("site.downloaded", { file: link.download, files: names.map((name) => name.split("/").pop()).join(", ") });
     return data.length;
   },
   async setLang(code) {

@@ -1,7 +1,7 @@
 // The page's Python: Pyodide in this Web Worker, the learner's kata in /kata.
 // Every message is {id, method, args}; every answer {id, result} or {id, error}.
-// A check first answers {id, running: true}, so the page can time it, then {id, test: name}
-// as each test starts.
+// A check first answers {id, running: true}, so the page can time it, then {id, test: name,
+// seconds} as each test starts (site/limits.py's ON_TEST: how long it may take), and as it ends.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 let api = null;
@@ -56,7 +56,7 @@ self.onmessage = async (event) => {
       for (const [stage, text] of Object.entries(args[0])) api.put_source(Number(stage), text);
       result = true;
     } else if (method === "check") {  // each test's name as it starts: a loop in C is named by its test
-      result = plain(api.check(...args, (name) => postMessage({ id, test: name })));
+      result = plain(api.check(...args, (name, seconds) => postMessage({ id, test: name ?? null, seconds: seconds ?? null })));
     } else if (method === "hint") {
       result = { text: api.hint(...args), progress: api.progress() };
     } else {
