@@ -836,15 +836,22 @@ def test_no_line_of_a_stub_is_cut_at_1280_px_the_editor_wraps_it(page):
     page.set_source(1, stub(1))
 
 
-def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp_path):
-    """A site built with no bundle (none in the deps folder, none named): the command says
-    so once, the page's versions line says so, and keys typed into the text box are checked."""
+def plain_site(tmp_path: Path):
+    """``kata site`` without the editor bundle (none in the deps folder, none named), into
+    ``tmp_path / "site"``: (that folder, the command's CompletedProcess)."""
     if not have_deps():
         _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
     folder = tmp_path / "site"
     proc = run(["kata", "site", folder, *deps_args(codemirror=False)], cwd=ROOT,
                env={"KATA_SITE_DEPS": str(tmp_path / "no-deps"), "KATA_LANG": ""})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return folder, proc
+
+
+def test_without_the_editor_bundle_the_site_has_a_plain_text_box_and_says_so(tmp_path):
+    """A site built with no bundle (none in the deps folder, none named): the command says
+    so once, the page's versions line says so, and keys typed into the text box are checked."""
+    folder, proc = plain_site(tmp_path)
     said = t_in("en", "site.no_editor_bundle", path=tmp_path / "no-deps" / codemirror.BUNDLE,
                 version=codemirror.CODEMIRROR_VERSION)
     assert proc.stdout.count("plain text box") == 1 and said in proc.stdout, proc.stdout

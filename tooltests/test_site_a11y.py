@@ -280,13 +280,8 @@ def test_the_plain_text_box_passes_axe_and_escape_then_tab_leaves_it_too(tmp_pat
     """A site built without the editor bundle: the text box is in the same landmarks, names the
     same line, and lets the keyboard out the same way (Tab alone indents)."""
     from selenium.webdriver.common.keys import Keys
-    from test_site import ROOT, deps_args, have_deps, run
-    if not have_deps():
-        _missing(f"the site's Pyodide and wheels are not in {DEPS} (kata site DIR --fetch)")
-    folder = tmp_path / "site"
-    proc = run(["kata", "site", folder, *deps_args(codemirror=False)], cwd=ROOT,
-               env={"KATA_SITE_DEPS": str(tmp_path / "no-deps"), "KATA_LANG": ""})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    from test_site import plain_site
+    folder, _ = plain_site(tmp_path)
     url, stop = serve(folder)
     try:
         with browser_at(url) as plain:
