@@ -180,7 +180,8 @@ def stacks_left(results: Path) -> str:
     """The stacks faulthandler wrote beside ``results`` when it ended a test no signal could stop
     (a loop inside C: ``results.channel.CLoopWatch``), to read as the run's output; "" if none."""
     dump = hang_dump(results)
-    return "\n" + dump.read_text(encoding="utf-8", errors="replace") if dump.is_file() else ""
+    stacks = dump.read_text(encoding="utf-8", errors="replace") if dump.is_file() else ""
+    return "\n" + stacks if stacks.strip() else ""
 
 
 def _run_once(impl, stages, root, timeout, extra):
@@ -191,10 +192,11 @@ def _run_once(impl, stages, root, timeout, extra):
             proc = subprocess.run(pytest_command(impl, stages, out, extra, root), cwd=root,
                                   env=child_env(impl), capture_output=True, text=True,
                                   encoding="utf-8", errors="replace", timeout=timeout)
-            output, code = proc.stdout + proc.stderr + stacks_left(out), proc.returncode
+            stacks = stacks_left(out)
+            output, code = proc.stdout + proc.stderr + stacks, proc.returncode
             crash = f"{i18n.t('runner.exited', code=proc.returncode)}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
         except subprocess.TimeoutExpired:
-            output, code, crash = "", None, i18n.t("runner.timeout", seconds=f"{timeout:.0f}")
+            output, code, crash, stacks = "", None, i18n.t("runner.timeout", seconds=f"{timeout:.0f}"), ""
         if out.exists():
             try:
                 data = read_results(out)
@@ -207,7 +209,7 @@ def _run_once(impl, stages, root, timeout, extra):
                 crash = broken_run(status if status not in (0, 1) else code, output, stages)
         if len(stages) == 1:
             where = hang_location(output, stages[0])
-            if "Timeout" in output:  # pytest-timeout's own dump: our child's output, not the learner's words
+            if stacks or "Timeout" in output:  # faulthandler's stacks, or pytest-timeout's own dump
                 # (its thread method, where there is no SIGALRM: Windows). The learner's line and what
                 # to do next, as a hang in one test says them; never pytest's stack dump.
                 return None, (i18n.t("hang.prefix") + i18n.t("hang.whole_run")

@@ -202,7 +202,10 @@ def pytest_configure(config):
     if path:
         config.pluginmanager.register(Recorder(Path(path).resolve()), "kata-results-recorder")
         timeout = any(config.pluginmanager.hasplugin(name) for name in ("timeout", "pytest_timeout"))
-        if timeout and hasattr(faulthandler, "dump_traceback_later"):  # the page limits time itself
+        # the learner's code in this process: not a judge's (--sandbox: each sandbox has its own limit,
+        # and a judge that ended itself would be a stage not graded), not the page's (no pytest-timeout)
+        in_process = not config.getoption("sandbox", None)
+        if timeout and in_process and hasattr(faulthandler, "dump_traceback_later"):
             try:
                 watch = CLoopWatch(hang_dump(Path(path).resolve()))
             except OSError:  # nowhere to write the stacks: the signal's limit alone, as before
