@@ -28,12 +28,12 @@ collected test that never reported at all (the session was cut short) is
 absent: readers count from ``collected`` and fail closed, and read
 ``exitstatus``: only 0 and 1 are a verdict.
 
-Beside it, ``PATH.hang`` (``hang_dump``): a run whose time limits pytest-timeout keeps arms
-``faulthandler`` for each test, ``GRACE`` seconds past its limit. A signal cannot stop code that
-never comes back to Python (``sum(itertools.count())``: a loop inside C), but faulthandler's own
-thread can: it writes every thread's stack there (its first line "Timeout (h:mm:ss)!") and ends
-the process, so the run ends within the test's limit and the runner names the learner's line
-(``runner.hang_location``).
+Beside it, ``PATH.hang`` (``hang_dump``): a run whose time limits pytest-timeout keeps, with the
+learner's code in its process (not a judge), arms ``faulthandler`` for each test, ``GRACE``
+seconds past its limit. A signal cannot stop code that never comes back to Python
+(``sum(itertools.count())``: a loop inside C), but faulthandler's own thread can: it writes every
+thread's stack there (its first line "Timeout (h:mm:ss)!") and ends the process, so the run ends
+within the test's limit and the runner names the learner's line (``runner.hang_location``).
 """
 from __future__ import annotations
 
